@@ -1,0 +1,236 @@
+"""The engine: a pure state machine from log lines to events.
+
+Why this module exists: ``Engine.apply(line)`` is the whole interface. Before an input with
+time ``t`` it runs every timed event due at or before ``t`` in (time, priority) order:
+cancels taking effect (0), expiries (1), funding (2), performance fees (3), minute marks (4);
+then it applies the input. Time comes only from the inputs; ``t`` never decreases.
+
+May not touch: clocks, files, sockets, randomness, floats, set iteration.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+
+from engine import events as ev
+from engine import fills, orders, scoring
+from engine.inputs import (
+    ArenaInput,
+    AssetCtx,
+    Book,
+    BookData,
+    Cancel,
+    CtxData,
+    Line,
+    MalformedInput,
+    Order,
+    Register,
+    Trades,
+)
+from engine.season import Season, check_season
+from engine.state import Account, AssetState, OpenOrder
+from engine.units import parse_e8, parse_fraction, tdiv
+
+FUNDING, PERF_FEE, MARK = 2, 3, 4  # timed-event priorities after cancel (0) and expiry (1)
+NEVER = 1 << 62
+_ENTRY_NAME = re.compile(r"[a-z0-9_-]{1,32}")
+
+
+class Engine:
+    """Season 0 engine. Feed it log lines in order; read the events it returns."""
+
+    def __init__(self, season: Season) -> None:
+        check_season(season)
+        self.season = season
+        self.rules = season.rules
+        self.assets: dict[int, AssetState] = {}
+        self.by_coin: dict[str, AssetState] = {}
+        for m in sorted(season.markets, key=lambda m: m.asset):
+            state = AssetState(m.coin, m.asset, m.szDecimals)
+            self.assets[m.asset] = state
+            self.by_coin[m.coin] = state
+        self.accounts: dict[str, Account] = {}
+        self.open_orders: dict[int, OpenOrder] = {}
+        self.next_oid = 0
+        self.t = -NEVER
+        self.over = False
+        self.last_mark: int | None = None
+        self._heap: list[tuple[int, int, int]] = []  # (time, priority, oid)
+        self._next_funding = self._first_boundary(self.rules.funding_interval_ms)
+        self._next_fee = min(season.start + self.rules.performance_fee_period_ms, season.end)
+        self._next_mark = self._first_boundary(self.rules.mark_interval_ms)
+        self._next_due = 0
+        self._out: list[ev.AnyEvent] = []
+        self._refresh_due()
+
+    # ---- the interface ---------------------------------------------------------------
+
+    def apply(self, line: Line) -> list[ev.AnyEvent]:
+        """Apply one input; return the events it (and the timed events before it) caused."""
+        t = line.t
+        assert t >= self.t, "inputs must not go back in time"
+        self.t = t
+        if t >= self._next_due:
+            self._run_due(t)
+        if not self.over:
+            if line.hl is not None:
+                self._market(line.hl, t)
+            elif line.arena is not None:
+                self._arena(line.arena, t)
+        out = self._out
+        if out:
+            self._out = []
+        return out
+
+    def emit(self, event: ev.AnyEvent) -> None:
+        self._out.append(event)
+
+    def schedule(self, at: int, priority: int, oid: int) -> None:
+        heapq.heappush(self._heap, (at, priority, oid))
+        if at < self._next_due:
+            self._next_due = at
+
+    @property
+    def final(self) -> bool:
+        """True once the timed events at ``end`` have run."""
+        return self.over
+
+    def standings(self) -> list[scoring.Standing]:
+        """Every entry's score as of the last mark, in registration order."""
+        return [scoring.final_standing(self, a) for a in self.accounts.values()]
+
+    # ---- timed events ----------------------------------------------------------------
+
+    def _first_boundary(self, interval: int) -> int:
+        return (self.season.start // interval + 1) * interval
+
+    def _refresh_due(self) -> None:
+        due = min(self._next_funding, self._next_fee, self._next_mark)
+        if self._heap:
+            due = min(due, self._heap[0][0])
+        self._next_due = NEVER if self.over else due
+
+    def _run_due(self, t: int) -> None:
+        end = self.season.end
+        limit = min(t, end)
+        while True:
+            best = (NEVER, 0, 0)
+            if self._heap:
+                best = self._heap[0]
+            for key in (
+                (self._next_funding, FUNDING, 0),
+                (self._next_fee, PERF_FEE, 0),
+                (self._next_mark, MARK, 0),
+            ):
+                if key < best:
+                    best = key
+            at, priority, oid = best
+            if at > limit:
+                break
+            self._run_one(at, priority, oid)
+        if t >= end:
+            self.over = True
+            self.emit(ev.SeasonOver(t=end))
+        self._refresh_due()
+
+    def _run_one(self, at: int, priority: int, oid: int) -> None:
+        end = self.season.end
+        if priority < FUNDING:
+            heapq.heappop(self._heap)
+            orders.timed(self, at, priority, oid)
+        elif priority == FUNDING:
+            scoring.funding(self, at)
+            self._next_funding = at + self.rules.funding_interval_ms
+            if self._next_funding > end:
+                self._next_funding = NEVER
+        elif priority == PERF_FEE:
+            scoring.performance_fee(self, at)
+            nxt = at + self.rules.performance_fee_period_ms
+            self._next_fee = NEVER if at >= end else min(nxt, end)
+        else:
+            scoring.minute_mark(self, at)
+            self._next_mark = at + self.rules.mark_interval_ms
+            if self._next_mark > end:
+                self._next_mark = NEVER
+
+    # ---- inputs ----------------------------------------------------------------------
+
+    def _market(self, hl: Book | Trades | AssetCtx, t: int) -> None:
+        if isinstance(hl, Book):
+            self._book(hl.data, t)
+        elif isinstance(hl, Trades):
+            self._trades(hl, t)
+        else:
+            self._ctx(hl.data)
+
+    def _book(self, book: BookData, t: int) -> None:
+        a = self.by_coin.get(book.coin)
+        if a is None:
+            return
+        if a.ctx_mark is None:
+            bids, asks = fills.decode_levels(book)
+            if bids and asks:
+                a.book_mid = tdiv(fills.level_px(bids[0]) + fills.level_px(asks[0]), 2)
+        if a.pending and t - book.time <= self.rules.stale_book_ms:
+            fills.activate(self, a, book, t)
+
+    def _trades(self, msg: Trades, t: int) -> None:
+        for trade in msg.data:
+            a = self.by_coin.get(trade.coin)
+            if a is None:
+                continue
+            try:
+                px = parse_e8(trade.px)
+                sz = parse_e8(trade.sz)
+            except ValueError as exc:
+                raise MalformedInput(f"trade: {exc}") from None
+            time = trade.time
+            last = a.last_trade_time
+            if last is None or time > last:
+                a.last_trade_time = time
+                a.last_trade_tids = {trade.tid}
+            elif time == last and trade.tid not in a.last_trade_tids:
+                a.last_trade_tids.add(trade.tid)
+            else:
+                continue  # a resent print: fills nothing, sets no mark
+            a.trade_px = px
+            if a.resting:
+                fills.on_print(self, a, t, px, sz, time)
+
+    def _ctx(self, data: CtxData) -> None:
+        a = self.by_coin.get(data.coin)
+        if a is None:
+            return
+        ctx = data.ctx
+        try:
+            if ctx.markPx is not None:
+                a.ctx_mark = parse_e8(ctx.markPx)
+            if ctx.oraclePx is not None:
+                a.oracle = parse_e8(ctx.oraclePx)
+            if ctx.funding is not None:
+                a.funding = parse_fraction(ctx.funding)
+        except ValueError as exc:
+            raise MalformedInput(f"activeAssetCtx: {exc}") from None
+
+    def _arena(self, msg: ArenaInput, t: int) -> None:
+        if isinstance(msg, Order):
+            acct = self.accounts.get(msg.entry)
+            if acct is not None:  # orders naming an unregistered entry are ignored
+                orders.place(self, acct, msg, t)
+        elif isinstance(msg, Cancel):
+            acct = self.accounts.get(msg.entry)
+            if acct is not None:
+                orders.cancel(self, acct, msg, t)
+        elif isinstance(msg, Register):
+            self._register(msg, t)
+        # Tick: time only. Gap: informational (the recorder lost the feed for a while).
+
+    def _register(self, msg: Register, t: int) -> None:
+        name = msg.entry
+        if _ENTRY_NAME.fullmatch(name) is None or name in self.accounts:
+            return  # a bad or already-used name is ignored
+        self.accounts[name] = Account(
+            name, len(self.accounts), msg.key_sha256, self.rules.starting_equity
+        )
+        self.emit(ev.Registered(t=t, entry=name))

@@ -1,0 +1,160 @@
+"""Fills: taking liquidity at activation, resting orders filled by prints, fees, cash.
+
+Why this module exists: every fill, taker or maker, goes through :func:`fill`, the only
+place that moves a position and charges venue and execution fees. The book is never
+depleted: every order of every entry sees the full displayed size and every print in full.
+
+May not touch: order admission (``engine.orders``), files, clocks, floats.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from engine import events as ev
+from engine.events import Reason
+from engine.inputs import BookData, Level, MalformedInput
+from engine.orders import ALO, IOC, close
+from engine.state import RESTING, AssetState, OpenOrder
+from engine.units import DAY_MS, FEE_DENOM, lots_down, notional, parse_e8, tdiv
+
+if TYPE_CHECKING:
+    from engine.core import Engine
+
+_LEVELS = msgspec.json.Decoder(tuple[list[Level], list[Level]])
+
+
+def decode_levels(book: BookData) -> tuple[list[Level], list[Level]]:
+    """A book's two sides (bids best first, asks best first), decoded only when needed."""
+    try:
+        return _LEVELS.decode(book.levels)
+    except msgspec.ValidationError as exc:
+        raise MalformedInput(f"bad l2Book levels: {exc}") from None
+
+
+def level_px(level: Level) -> int:
+    try:
+        return parse_e8(level.px)
+    except ValueError as exc:
+        raise MalformedInput(f"l2Book level px: {exc}") from None
+
+
+def level_sz(level: Level) -> int:
+    try:
+        return parse_e8(level.sz)
+    except ValueError as exc:
+        raise MalformedInput(f"l2Book level sz: {exc}") from None
+
+
+def reduce_only_room(order: OpenOrder) -> int:
+    """How much a reduce-only order may fill now without crossing the position through zero."""
+    pos = order.entry.positions.get(order.asset, 0)
+    if order.is_buy:
+        return -pos if pos < 0 else 0
+    return pos if pos > 0 else 0
+
+
+def fill(eng: Engine, order: OpenOrder, t: int, px: int, q: int, taker: bool) -> None:
+    """Fill ``q`` of ``order`` at ``px``: move cash and position, charge both fees."""
+    rules = eng.rules
+    acct = order.entry
+    n = notional(px, q)
+    venue_fee = tdiv(n * (rules.taker_fee_dbps if taker else rules.maker_fee_dbps), FEE_DENOM)
+    exec_fee = tdiv(n * rules.execution_fee_dbps, FEE_DENOM)
+    pos = acct.positions.get(order.asset, 0)
+    if order.is_buy:
+        acct.cash -= n
+        pos += q
+    else:
+        acct.cash += n
+        pos -= q
+    if pos:
+        acct.positions[order.asset] = pos
+    else:
+        acct.positions.pop(order.asset, None)
+    acct.cash -= venue_fee + exec_fee
+    order.filled += q
+    acct.fill_days.add(tdiv(t, DAY_MS))
+    eng.emit(
+        ev.Fill(
+            t=t,
+            entry=acct.name,
+            oid=order.oid,
+            cloid=order.cloid,
+            asset=order.asset,
+            is_buy=order.is_buy,
+            px=px,
+            sz=q,
+            taker=taker,
+            venue_fee=venue_fee,
+            exec_fee=exec_fee,
+        )
+    )
+
+
+def take(eng: Engine, order: OpenOrder, side: list[Level], lot: int, t: int) -> None:
+    """Walk the opposite side within the limit, 25% of each level in whole lots, as taker."""
+    pct = eng.rules.take_fraction_pct
+    for level in side:
+        px = level_px(level)
+        if (px > order.limit_px) if order.is_buy else (px < order.limit_px):
+            break
+        q = min(order.sz - order.filled, lots_down(tdiv(level_sz(level) * pct, 100), lot))
+        if order.reduce_only:
+            q = min(q, reduce_only_room(order))
+        if q > 0:
+            fill(eng, order, t, px, q, taker=True)
+            if order.filled == order.sz:
+                break
+
+
+def activate(eng: Engine, a: AssetState, book: BookData, t: int) -> None:
+    """Activate every pending order on this coin that is due, in oid order, on this book."""
+    due = t - eng.rules.activation_delay_ms
+    ready = [o for o in a.pending if o.received <= due]
+    if not ready:
+        return
+    bids, asks = decode_levels(book)
+    for order in ready:
+        a.pending.remove(order)
+        order.state = RESTING
+        order.act_book_time = book.time
+        eng.emit(ev.Activated(t=t, entry=order.entry.name, oid=order.oid, book_time=book.time))
+        opposite = asks if order.is_buy else bids
+        if order.tif == ALO:
+            if opposite and (
+                order.limit_px >= level_px(opposite[0])
+                if order.is_buy
+                else order.limit_px <= level_px(opposite[0])
+            ):
+                close(eng, order, t, Reason.PostOnlyWouldCross)
+                continue
+        else:
+            take(eng, order, opposite, a.lot, t)
+            if order.tif == IOC:
+                left = order.filled < order.sz
+                close(eng, order, t, Reason.IocRemainder if left else Reason.IocFilled)
+                continue
+        if order.filled < order.sz:
+            a.resting.append(order)
+
+
+def on_print(eng: Engine, a: AssetState, t: int, px: int, sz: int, time: int) -> None:
+    """One applied public trade: fill resting orders it prints strictly through, as maker."""
+    cap = lots_down(tdiv(sz * eng.rules.print_fraction_pct, 100), a.lot)
+    if cap <= 0:
+        return
+    for order in list(a.resting):
+        if time < order.act_book_time:
+            continue
+        if not ((px < order.limit_px) if order.is_buy else (px > order.limit_px)):
+            continue
+        q = min(order.sz - order.filled, cap)
+        if order.reduce_only:
+            q = min(q, reduce_only_room(order))
+        if q > 0:
+            fill(eng, order, t, order.limit_px, q, taker=False)
+            if order.filled == order.sz:
+                a.resting.remove(order)

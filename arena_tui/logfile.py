@@ -1,0 +1,242 @@
+"""The version-1 log on disk: a lazy reader and an appending, fsyncing writer.
+
+A log is JSON Lines (plain, ``.gz`` or ``.lz4`` by extension), a header on line 1 of every
+file, one input a line after it. The reader decodes each line in one msgspec pass into
+``engine.inputs.Line`` with a book's levels left as raw bytes; it stops at the first bad
+line with one error naming the file and line; a final line without its ``\\n`` (a torn
+write) is ignored. See docs/log-format.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import lz4.frame
+import msgspec
+
+from engine.inputs import KNOWN_ARENA_TYPES, KNOWN_CHANNELS, Header, Line
+
+LOG_VERSION = 1
+CHUNK = 1 << 20
+
+_LINE = msgspec.json.Decoder(Line)
+_HEADER = msgspec.json.Decoder(Header)
+_ENCODER = msgspec.json.Encoder()
+
+
+class LogError(Exception):
+    """A log that cannot be read: one line, naming the file and line where known."""
+
+    def __init__(self, path: str | os.PathLike[str], lineno: int | None, message: str) -> None:
+        self.path = str(path)
+        self.lineno = lineno
+        self.message = message
+        where = f"{self.path}:{lineno}" if lineno else self.path
+        super().__init__(f"{where}: {message}")
+
+
+def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open a log for reading, decompressing by extension (.gz, .lz4)."""
+    name = str(path)
+    if name.endswith(".gz"):
+        return gzip.open(name, "rb")
+    if name.endswith(".lz4"):
+        return lz4.frame.open(name, "rb")  # type: ignore[no-any-return]
+    return open(name, "rb")
+
+
+def iter_raw_lines(path: str | os.PathLike[str], hasher: Any = None) -> Iterator[bytes]:
+    """Complete lines of a file (without ``\\n``); a torn final line is dropped.
+
+    Every decompressed byte, torn tail included, is fed to ``hasher`` if given. A truncated
+    or corrupt compressed stream raises LogError.
+    """
+    try:
+        with open_binary(path) as f:
+            rest = b""
+            while True:
+                chunk = f.read(CHUNK)
+                if not chunk:
+                    break
+                if hasher is not None:
+                    hasher.update(chunk)
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                yield from lines
+    except FileNotFoundError:
+        raise LogError(path, None, "no such file") from None
+    except (EOFError, OSError, RuntimeError) as exc:
+        raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
+
+
+def read_header(path: str | os.PathLike[str]) -> Header:
+    """Line 1 of a log file, checked."""
+    for raw in iter_raw_lines(path):
+        return parse_header(path, raw)
+    raise LogError(path, 1, "empty log: no header line")
+
+
+def parse_header(path: str | os.PathLike[str], raw: bytes) -> Header:
+    try:
+        header = _HEADER.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise LogError(path, 1, f'bad header (want {{"arena_log":1,...}}): {exc}') from None
+    if header.arena_log != LOG_VERSION:
+        raise LogError(path, 1, f"unsupported log version {header.arena_log} (this reads 1)")
+    return header
+
+
+class LogReader:
+    """Iterate the inputs of one or more log files, in order, checking as the contract says.
+
+    ``coins``: the season's coins; market data for other coins is only checked for ``t``.
+    After iteration, ``sha256`` is the hash of all files' uncompressed bytes, in order.
+    While iterating, ``path`` and ``lineno`` say where the last line came from.
+    """
+
+    def __init__(
+        self, paths: Iterable[str | os.PathLike[str]], coins: Iterable[str] | None = None
+    ) -> None:
+        self.paths = [str(p) for p in paths]
+        self.coins = None if coins is None else frozenset(coins)
+        self.path = ""
+        self.lineno = 0
+        self.inputs = 0
+        self._hasher = hashlib.sha256()
+
+    @property
+    def sha256(self) -> str:
+        return self._hasher.hexdigest()
+
+    def error(self, message: str) -> LogError:
+        return LogError(self.path, self.lineno, message)
+
+    def __iter__(self) -> Iterator[Line]:
+        prev_t = -(1 << 63)
+        decode = _LINE.decode
+        for path in self.paths:
+            self.path = path
+            self.lineno = 0
+            lines = iter_raw_lines(path, self._hasher)
+            for raw in lines:
+                self.lineno += 1
+                if self.lineno == 1:
+                    parse_header(path, raw)
+                    continue
+                try:
+                    line = decode(raw)
+                except msgspec.DecodeError as exc:
+                    line = self._slow(raw, exc)
+                if line.t < prev_t:
+                    raise self.error(f"t {line.t} is lower than the line before ({prev_t})")
+                prev_t = line.t
+                self.inputs += 1
+                yield line
+            if self.lineno == 0:
+                raise LogError(path, 1, "empty log: no header line")
+
+    def _slow(self, raw: bytes, exc: msgspec.DecodeError) -> Line:
+        """A line the typed decoder refused: an ignorable input, or one clear error."""
+        try:
+            obj = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            raise self.error("not valid JSON") from None
+        if not isinstance(obj, dict):
+            raise self.error("not a JSON object")
+        if "t" not in obj:
+            raise self.error('no "t"')
+        t = obj["t"]
+        if type(t) is not int:
+            raise self.error(f'"t" must be an integer, got {type(t).__name__} {t!r}')
+        hl, arena = obj.get("hl"), obj.get("arena")
+        if hl is not None and arena is not None:
+            raise self.error('a line holds "hl" or "arena", not both')
+        if hl is not None and self._concerns(hl):
+            raise self.error(f"bad {hl.get('channel')} message: {exc}")
+        if isinstance(arena, dict) and arena.get("type") in KNOWN_ARENA_TYPES:
+            raise self.error(f"bad arena {arena['type']}: {exc}")
+        if arena is not None and not isinstance(arena, dict):
+            raise self.error('"arena" must be an object')
+        return Line(t=t)  # another channel, another arena type, or another coin: ignored
+
+    def _concerns(self, hl: Any) -> bool:
+        """Whether a refused ``hl`` message is known market data for one of our coins."""
+        if not isinstance(hl, dict):
+            return True
+        if hl.get("channel") not in KNOWN_CHANNELS:
+            return False
+        data = hl.get("data")
+        if self.coins is None:
+            return True
+        if isinstance(data, dict):
+            return data.get("coin") in self.coins or not isinstance(data.get("coin"), str)
+        if isinstance(data, list):
+            return any(not isinstance(d, dict) or d.get("coin") in self.coins for d in data)
+        return True
+
+
+class LogWriter:
+    """Append lines to a plain JSONL log, fsyncing so that a crash loses nothing written.
+
+    A new (or empty) file gets ``header`` as line 1. An existing file is appended to; a torn
+    final line left by a crash is cut off first, so the next line starts clean.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], header: dict[str, Any], fsync: bool = True
+    ) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
+        self.existing_header: Header | None = None
+        if self._cut_torn_tail() == 0:
+            self.write_raw(_ENCODER.encode({"arena_log": LOG_VERSION, **header}))
+        else:
+            self.existing_header = read_header(self.path)
+
+    def _cut_torn_tail(self) -> int:
+        """Drop an incomplete final line; return the size kept."""
+        size = self._f.seek(0, io.SEEK_END)
+        self._f.seek(max(0, size - CHUNK))
+        tail = self._f.read()
+        if not tail or tail.endswith(b"\n"):
+            return size
+        keep = size - len(tail) + tail.rfind(b"\n") + 1
+        self._f.truncate(keep)
+        self._sync()
+        return keep
+
+    def write_raw(self, line: bytes) -> None:
+        """Append one complete line (no ``\\n`` inside) and make it durable."""
+        self._f.write(line + b"\n")
+        if self.fsync:
+            self._sync()
+
+    def write(self, t: int, *, hl: bytes | None = None, arena: Any = None) -> None:
+        """Append an input: ``hl`` as the verbatim WebSocket message bytes, or ``arena``."""
+        if hl is not None:
+            self.write_raw(b'{"t":%d,"hl":%s}' % (t, hl))
+        else:
+            self.write_raw(b'{"t":%d,"arena":%s}' % (t, _ENCODER.encode(arena)))
+
+    def _sync(self) -> None:
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._sync()
+            self._f.close()
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,40 @@
+"""The ``arena`` command line: typer app, one module per command under ``commands/``."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from arena_tui.commands import season
+from arena_tui.commands.replay import replay_command
+from arena_tui.errors import KNOWN, fail
+
+app = typer.Typer(
+    name="arena",
+    help="Local simulator, backtester and season engine for Circle Arena Season 0 "
+    "(paper trading on Hyperliquid perps).",
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("replay")(replay_command)
+app.add_typer(season.app, name="season")
+
+
+def main() -> None:
+    try:
+        app()
+    except KNOWN as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("arena: interrupted\n")
+        raise SystemExit(130) from None
+    except BrokenPipeError:
+        raise SystemExit(0) from None
+
+
+if __name__ == "__main__":
+    main()

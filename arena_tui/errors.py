@@ -1,0 +1,17 @@
+"""Known failures become one line on stderr and an exit code, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+from arena_tui.logfile import LogError
+from arena_tui.seasonfile import SeasonError
+
+KNOWN = (LogError, SeasonError)
+EXIT_ERROR = 1
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    sys.stderr.write(f"arena: error: {message}\n")
+    raise SystemExit(code)

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import lz4.frame
+
 from arena_tui.logfile import LogWriter
 from arena_tui.seasonfile import load_season
 
@@ -22,6 +24,7 @@ CAPTURE = (
     Path(__file__).parents[2] / "../shared/data/hyperliquid/hftbacktest_collector_btc_20250126.gz"
 )
 OUT = Path("recordings/sample-btc-20250126.jsonl")
+PARTIAL = Path("tests/golden/sample-partial.jsonl.lz4")
 S = 1000
 T = 1_737_918_840_000  # 2025-01-26T19:14:00Z, the season's start
 
@@ -93,7 +96,7 @@ def main() -> None:
     season = load_season("seasons/sample-btc-20250126.toml")
     rows: list[tuple[int, int, bytes | dict[str, Any]]] = []
     with gzip.open(capture, "rb") as f:
-        for n, raw in enumerate(f):
+        for raw in f:
             ns, _, msg = raw.rstrip(b"\n").partition(b" ")
             rows.append((int(ns) // 1_000_000, 1, msg))
     rows += [(t, 0, msg) for t, msg in ARENA]
@@ -111,6 +114,20 @@ def main() -> None:
             else:
                 w.write(t, arena=msg)
     print(f"wrote {OUT} ({len(rows)} inputs)")
+    write_partial()
+
+
+def write_partial() -> None:
+    """The same log cut at 19:15:30 with a torn last line, LZ4-compressed: final = false."""
+    keep: list[bytes] = []
+    for raw in OUT.read_bytes().splitlines(keepends=True):
+        if raw.startswith(b'{"t":') and int(raw[5:18]) >= T + 90 * S:
+            keep.append(raw[: len(raw) // 2])  # a torn write: no newline
+            break
+        keep.append(raw)
+    with lz4.frame.open(PARTIAL, "wb") as f:
+        f.write(b"".join(keep))
+    print(f"wrote {PARTIAL}")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a log for reading, decompressing by extension (.gz, .lz4)."""
     name = str(path)
     if name.endswith(".gz"):
-        return gzip.open(name, "rb")
+        return gzip.open(name, "rb")  # type: ignore[return-value]
     if name.endswith(".lz4"):
         return lz4.frame.open(name, "rb")  # type: ignore[no-any-return]
     return open(name, "rb")

@@ -83,7 +83,8 @@ def load_season(path: str | Path) -> Season:
     try:
         doc = json.loads(text) if p.suffix == ".json" else tomllib.loads(text.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise SeasonError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}")
+        kind = "JSON" if p.suffix == ".json" else "TOML"
+        raise SeasonError(f"{p}: not valid {kind}: {exc}") from None
     if not isinstance(doc, dict):
         raise SeasonError(f"{p}: a season file holds one table/object")
     return parse_season(doc, str(p))

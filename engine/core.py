@@ -78,6 +78,8 @@ class Engine:
                 self._market(line.hl, t)
             elif line.arena is not None:
                 self._arena(line.arena, t)
+        elif isinstance(line.arena, Order | Cancel):
+            self._after_end(line.arena, t)
         out = self._out
         if out:
             self._out = []
@@ -225,6 +227,14 @@ class Engine:
         elif isinstance(msg, Register):
             self._register(msg, t)
         # Tick: time only. Gap: informational (the recorder lost the feed for a while).
+
+    def _after_end(self, msg: Order | Cancel, t: int) -> None:
+        """The season is over: requests change nothing, but their senders get an answer."""
+        if msg.entry in self.accounts:
+            request = "order" if isinstance(msg, Order) else "cancel"
+            self.emit(
+                ev.Rejected(t=t, entry=msg.entry, reason=ev.Reason.SeasonNotActive, request=request)
+            )
 
     def _register(self, msg: Register, t: int) -> None:
         name = msg.entry

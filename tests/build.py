@@ -11,12 +11,14 @@ from typing import Any
 import msgspec
 
 from engine import Engine, Line, Market, Rules, Season
-from engine.events import AnyEvent
+from engine.events import Accepted, AnyEvent, Fill, Reason, Rejected
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a day boundary
 MIN = 60_000
 HOUR = 3_600_000
 DAY = 86_400_000
+E8 = 10**8  # prices and sizes are integers at 1e8
+E6 = 10**6  # money is integer USDC at 1e6
 
 BTC = Market(coin="BTC", asset=0, szDecimals=5)
 ETH = Market(coin="ETH", asset=1, szDecimals=4)
@@ -147,3 +149,21 @@ def run(s: Season, rows: list[dict[str, Any]]) -> tuple[Engine, list[AnyEvent]]:
 
 def of(events: list[AnyEvent], kind: type[Any]) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
+
+
+def reasons(events: list[AnyEvent]) -> list[Reason]:
+    """The reasons of every rejection, in order."""
+    return [e.reason for e in events if isinstance(e, Rejected)]
+
+
+def accepted(events: list[AnyEvent]) -> list[Accepted]:
+    return [e for e in events if isinstance(e, Accepted)]
+
+
+def fill_rows(events: list[AnyEvent]) -> list[tuple[str, int, int, int, bool, int, int]]:
+    """Every fill as (entry, oid, px, sz, taker, venue_fee, exec_fee), in order."""
+    return [
+        (e.entry, e.oid, e.px, e.sz, e.taker, e.venue_fee, e.exec_fee)
+        for e in events
+        if isinstance(e, Fill)
+    ]

@@ -75,10 +75,23 @@ def test_same_json_under_any_hash_seed(tmp_path: Path) -> None:
 
 def test_sample_fills_by_hand() -> None:
     """The sample's four fills, each computed from the real capture and the contract."""
-    fills = [json.loads(x) for x in (GOLDEN / "sample-btc-20250126.fills.jsonl").read_text()
-             .splitlines()]
-    got = [(f["entry"], f["oid"], f["isBuy"], f["px"], f["sz"], f["liquidity"],
-            f["venue_fee"], f["exec_fee"], f["t"]) for f in fills]
+    fills = [
+        json.loads(x) for x in (GOLDEN / "sample-btc-20250126.fills.jsonl").read_text().splitlines()
+    ]
+    got = [
+        (
+            f["entry"],
+            f["oid"],
+            f["isBuy"],
+            f["px"],
+            f["sz"],
+            f["liquidity"],
+            f["venue_fee"],
+            f["exec_fee"],
+            f["t"],
+        )
+        for f in fills
+    ]
     assert got == [
         # alice GTC buy 0.01 @ limit 105060, received 19:14:04.000: activates on the first
         # fresh book at/after 19:14:06.000 (received .031, exchange time 05.645: 386 ms old).

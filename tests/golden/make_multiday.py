@@ -53,30 +53,88 @@ def dec(value: int, places: int) -> str:
 
 def market_lines(t: int, n: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for coin, mid, places, tick, size in (("BTC", btc_px(t), 0, 1, "0.8"),
-                                          ("SOL", sol_cents(t), 2, 1, "40.0")):
-        bids = [{"px": dec(mid - tick * (i + 1), places), "sz": size, "n": i + 1}
-                for i in range(5)]
-        asks = [{"px": dec(mid + tick * (i + 1), places), "sz": size, "n": i + 1}
-                for i in range(5)]
+    for coin, mid, places, tick, size in (
+        ("BTC", btc_px(t), 0, 1, "0.8"),
+        ("SOL", sol_cents(t), 2, 1, "40.0"),
+    ):
+        bids = [{"px": dec(mid - tick * (i + 1), places), "sz": size, "n": i + 1} for i in range(5)]
+        asks = [{"px": dec(mid + tick * (i + 1), places), "sz": size, "n": i + 1} for i in range(5)]
         funding = "0.0000125" if (t // HOUR) % 3 else "-0.0000031"
-        out.append({"t": t, "hl": {"channel": "activeAssetCtx", "data": {"coin": coin, "ctx": {
-            "funding": funding, "markPx": dec(mid, places), "oraclePx": dec(mid - tick, places),
-            "openInterest": "1000.0", "midPx": dec(mid, places), "premium": None}}}})
-        out.append({"t": t + 100, "hl": {"channel": "l2Book", "data": {
-            "coin": coin, "time": t + 40, "levels": [bids, asks]}}})
-        prints = [{"coin": coin, "side": "A", "px": dec(mid - 3 * tick, places), "sz": size,
-                   "time": t + 150, "hash": "0x0", "tid": 2 * n + 1, "users": ["0xa", "0xb"]},
-                  {"coin": coin, "side": "B", "px": dec(mid + 3 * tick, places), "sz": size,
-                   "time": t + 150, "hash": "0x0", "tid": 2 * n + 2, "users": ["0xa", "0xb"]}]
+        out.append(
+            {
+                "t": t,
+                "hl": {
+                    "channel": "activeAssetCtx",
+                    "data": {
+                        "coin": coin,
+                        "ctx": {
+                            "funding": funding,
+                            "markPx": dec(mid, places),
+                            "oraclePx": dec(mid - tick, places),
+                            "openInterest": "1000.0",
+                            "midPx": dec(mid, places),
+                            "premium": None,
+                        },
+                    },
+                },
+            }
+        )
+        out.append(
+            {
+                "t": t + 100,
+                "hl": {
+                    "channel": "l2Book",
+                    "data": {"coin": coin, "time": t + 40, "levels": [bids, asks]},
+                },
+            }
+        )
+        prints = [
+            {
+                "coin": coin,
+                "side": "A",
+                "px": dec(mid - 3 * tick, places),
+                "sz": size,
+                "time": t + 150,
+                "hash": "0x0",
+                "tid": 2 * n + 1,
+                "users": ["0xa", "0xb"],
+            },
+            {
+                "coin": coin,
+                "side": "B",
+                "px": dec(mid + 3 * tick, places),
+                "sz": size,
+                "time": t + 150,
+                "hash": "0x0",
+                "tid": 2 * n + 2,
+                "users": ["0xa", "0xb"],
+            },
+        ]
         out.append({"t": t + 200, "hl": {"channel": "trades", "data": prints}})
     return out
 
 
-def order(t: int, entry: str, asset: int, is_buy: bool, px: int, sz: int, tif: int,
-          ro: bool = False, cloid: str | None = None) -> dict[str, Any]:
-    msg: dict[str, Any] = {"type": "order", "entry": entry, "asset": asset, "isBuy": is_buy,
-                           "limitPx": px, "sz": sz, "reduceOnly": ro, "encodedTif": tif}
+def order(
+    t: int,
+    entry: str,
+    asset: int,
+    is_buy: bool,
+    px: int,
+    sz: int,
+    tif: int,
+    ro: bool = False,
+    cloid: str | None = None,
+) -> dict[str, Any]:
+    msg: dict[str, Any] = {
+        "type": "order",
+        "entry": entry,
+        "asset": asset,
+        "isBuy": is_buy,
+        "limitPx": px,
+        "sz": sz,
+        "reduceOnly": ro,
+        "encodedTif": tif,
+    }
     if cloid:
         msg["cloid"] = cloid
     return {"t": t, "arena": msg}
@@ -85,25 +143,43 @@ def order(t: int, entry: str, asset: int, is_buy: bool, px: int, sz: int, tif: i
 def arena_lines() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
         {"t": START - HOUR, "arena": {"type": "register", "entry": e}}
-        for e in ("trend", "maker", "squeezed")]
+        for e in ("trend", "maker", "squeezed")
+    ]
     for day in range(12):
         d0 = START + day * DAY
-        out.append(order(d0 + HOUR + 1000, "trend", 0, True, 110_000 * 10**8, 10**6, GTC,
-                         cloid=f"0x{day + 1:x}"))
-        out.append(order(d0 + 13 * HOUR + 1000, "trend", 0, False, 90_000 * 10**8, 10**6, IOC,
-                         ro=True))
-        out.append({"t": d0 + 13 * HOUR + 2000,
-                    "arena": {"type": "cancel", "entry": "trend", "cloid": f"0x{day + 1:x}"}})
+        out.append(
+            order(
+                d0 + HOUR + 1000,
+                "trend",
+                0,
+                True,
+                110_000 * 10**8,
+                10**6,
+                GTC,
+                cloid=f"0x{day + 1:x}",
+            )
+        )
+        out.append(
+            order(d0 + 13 * HOUR + 1000, "trend", 0, False, 90_000 * 10**8, 10**6, IOC, ro=True)
+        )
+        out.append(
+            {
+                "t": d0 + 13 * HOUR + 2000,
+                "arena": {"type": "cancel", "entry": "trend", "cloid": f"0x{day + 1:x}"},
+            }
+        )
         for k in range(6):
             t = d0 + 4 * k * HOUR + 7 * MIN
             mid = sol_cents(t)
             out.append(order(t, "maker", 5, True, (mid - 2) * 10**6, 3 * 10**8, ALO))
             out.append(order(t, "maker", 5, False, (mid + 2) * 10**6, 3 * 10**8, ALO))
-            out.append({"t": t + 2 * HOUR, "arena": {"type": "cancel", "entry": "maker",
-                                                     "oid": 0}})  # OrderNotFound, kept on purpose
+            out.append(
+                {"t": t + 2 * HOUR, "arena": {"type": "cancel", "entry": "maker", "oid": 0}}
+            )  # OrderNotFound, kept on purpose
     # 7.5 SOL at 150 = $1,125 of a $1,200 cap; the squeeze to 400 loses ~$1,875 (~19%).
-    out.append(order(START + 2 * DAY + 30 * MIN, "squeezed", 5, False, 14_900 * 10**6,
-                     750_000_000, IOC))
+    out.append(
+        order(START + 2 * DAY + 30 * MIN, "squeezed", 5, False, 14_900 * 10**6, 750_000_000, IOC)
+    )
     return out
 
 
@@ -114,16 +190,24 @@ def main() -> None:
         rows += market_lines(t, n)
     rows += arena_lines()
     rows.sort(key=lambda r: r["t"])  # stable
-    header = {"arena_log": 1, "season": season.id, "rules_sha256": season.rules_sha256,
-              "markets": [msgspec.to_builtins(m) for m in MARKETS]}
+    header = {
+        "arena_log": 1,
+        "season": season.id,
+        "rules_sha256": season.rules_sha256,
+        "markets": [msgspec.to_builtins(m) for m in MARKETS],
+    }
     with gzip.GzipFile(OUT, "wb", mtime=0) as f:
         for row in [header, *rows]:
             f.write(msgspec.json.encode(row) + b"\n")
     SEASON_OUT.write_text(
         f'id = "{season.id}"\nstart = {START}\nend = {END}\n'
-        + "".join(f'\n[[markets]]\ncoin = "{m.coin}"\nasset = {m.asset}\n'
-                  f"szDecimals = {m.szDecimals}\n" for m in MARKETS)
-        + "\n[rules]\n", encoding="utf-8")
+        + "".join(
+            f'\n[[markets]]\ncoin = "{m.coin}"\nasset = {m.asset}\nszDecimals = {m.szDecimals}\n'
+            for m in MARKETS
+        )
+        + "\n[rules]\n",
+        encoding="utf-8",
+    )
     print(f"wrote {OUT} ({len(rows)} inputs) and {SEASON_OUT}")
 
 

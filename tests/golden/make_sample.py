@@ -108,11 +108,11 @@ def main() -> None:
         "markets": [{"coin": "BTC", "asset": 0, "szDecimals": 5}],
     }
     with LogWriter(OUT, header, fsync=False) as w:
-        for t, _, msg in rows:
-            if isinstance(msg, bytes):
-                w.write(t, hl=msg)
+        for t, _, item in rows:
+            if isinstance(item, bytes):
+                w.write(t, hl=item)
             else:
-                w.write(t, arena=msg)
+                w.write(t, arena=item)
     print(f"wrote {OUT} ({len(rows)} inputs)")
     write_partial()
 

@@ -1,0 +1,157 @@
+"""The ``arena`` command as a user runs it: real subprocesses, real files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
+SAMPLE_SEASON = ROOT / "seasons" / "sample-btc-20250126.toml"
+
+
+def arena(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena_tui.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("arena: error: ")
+    return lines[0]
+
+
+def test_help_teaches() -> None:
+    done = arena("--help")
+    assert done.returncode == 0
+    assert "replay" in done.stdout and "season" in done.stdout
+    done = arena("replay", "--help")
+    assert done.returncode == 0
+    for word in ("--season", "--json", "--fills", "--scores", "Example"):
+        assert word in done.stdout
+
+
+def test_replay_table_for_people() -> None:
+    done = arena("replay", str(SAMPLE))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "sample-btc-20250126" in out and "(final)" in out
+    lines = out.splitlines()
+    header = next(i for i, x in enumerate(lines) if x.lstrip().startswith("rank"))
+    # Ranked rows first, unranked after, as in the JSON.
+    assert lines[header + 1].split()[:2] == ["1", "carol"]
+    assert lines[header + 2].split()[:2] == ["2", "bob"]
+    assert lines[header + 3].split()[:2] == ["-", "dave"]
+
+
+def test_fills_file_hash_is_fills_sha256(tmp_path: Path) -> None:
+    fills = tmp_path / "fills.jsonl"
+    done = arena("replay", str(SAMPLE), "--json", "--fills", str(fills))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["fills_sha256"] == hashlib.sha256(fills.read_bytes()).hexdigest()
+    assert list(doc) == [
+        "season",
+        "rules_sha256",
+        "log_sha256",
+        "end",
+        "final",
+        "fills_sha256",
+        "ranking",
+    ]
+    assert list(doc["ranking"][0]) == [
+        "rank",
+        "entry",
+        "score",
+        "return",
+        "mdd",
+        "equity",
+        "eligible",
+        "fill_days",
+        "active_marks",
+        "marks",
+    ]
+
+
+def test_bad_json_line_names_file_and_line(tmp_path: Path) -> None:
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    lines[9] = b'{"t":1737918843893,"hl":{"channel":"l2Book",\n'
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join(lines))
+    msg = one_error_line(arena("replay", str(bad), "--season", str(SAMPLE_SEASON)))
+    assert f"{bad}:10:" in msg and "not valid JSON" in msg
+
+
+def test_changed_season_is_refused_naming_both_hashes(tmp_path: Path) -> None:
+    changed = tmp_path / "sample-btc-20250126.toml"
+    text = SAMPLE_SEASON.read_text()
+    changed.write_text(
+        text.replace("\nmin_fill_days = 1\n", "\nmin_fill_days = 1\ntaker_fee_dbps = 50\n")
+    )
+    header = json.loads(SAMPLE.read_bytes().split(b"\n", 1)[0])
+    msg = one_error_line(arena("replay", str(SAMPLE), "--season", str(changed)))
+    shown = json.loads(arena("season", "show", str(changed), "--json").stdout)["rules_sha256"]
+    assert header["rules_sha256"] in msg and shown in msg
+    assert shown != header["rules_sha256"]
+
+
+def test_recording_without_season_uses_backtest_defaults(tmp_path: Path) -> None:
+    # A recorder's file: no season, markets in the header. Inputs from 00:00:30 to 00:03:10.
+    t0 = 1_767_225_600_000
+    rows = [
+        {
+            "arena_log": 1,
+            "recording": "hyperliquid",
+            "markets": [{"coin": "BTC", "asset": 0, "szDecimals": 5}],
+        }
+    ]
+    rows += [{"t": t0 + 30_000 + 20_000 * i, "arena": {"type": "tick"}} for i in range(9)]
+    log = tmp_path / "day.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = arena("replay", str(log), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    # start = 00:01 (first boundary at/after 00:00:30), end = 00:03 (last at/before 00:03:10).
+    assert doc["season"] == "backtest"
+    assert doc["end"] == t0 + 180_000 and doc["final"] is True
+    assert doc["ranking"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["replay", "nope.jsonl"], "nope.jsonl: no such file"),
+        (["replay", str(SAMPLE), "--season", "nope.toml"], "nope.toml: cannot read"),
+        (["season", "show", "nope.toml"], "nope.toml: cannot read"),
+    ],
+)
+def test_missing_files_are_one_line(args: list[str], needle: str) -> None:
+    assert needle in one_error_line(arena(*args))
+
+
+def test_season_show_prints_rules_and_hash() -> None:
+    done = arena("season", "show", "seasons/season0.toml")
+    assert done.returncode == 0
+    doc = json.loads(arena("season", "show", "seasons/season0.toml", "--json").stdout)
+    assert doc["rules_sha256"] in done.stdout
+    assert "position_cap_pct" in done.stdout and "HYPE" in done.stdout
+    assert [(m["coin"], m["asset"], m["szDecimals"]) for m in doc["markets"]] == [
+        ("BTC", 0, 5),
+        ("ETH", 1, 4),
+        ("SOL", 5, 2),
+        ("HYPE", 159, 2),
+    ]
+    assert doc["end"] - doc["start"] == 28 * 86_400_000

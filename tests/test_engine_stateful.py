@@ -1,0 +1,1114 @@
+"""One Engine driven by random inputs, checked against the contract after every step.
+
+A hypothesis ``RuleBasedStateMachine`` feeds a short two-market season (BTC, szDecimals 5;
+SOL, szDecimals 2) with books around a drifting price (sometimes stale, sometimes one-sided),
+trades (with resent duplicates), asset contexts (fields sometimes missing), orders of every
+kind (valid and not), cancels (known and unknown) and time steps from a millisecond to tens
+of minutes, sometimes past the season's end.
+
+Two models watch it:
+
+- ``Tally``, built from the engine's events only (the naive model): open orders, reserves,
+  cash, positions, the order of each order's life. Its invariants are the ones the engine
+  must keep whatever it decides.
+- ``Reference``, a second, deliberately plain reading of the contract that predicts every
+  event of every step; ``engine_matches_reference`` compares the two.
+
+The rules are Season 0's except a few tightened so that everything happens within a few
+hours: hourly performance fees, a 3% drawdown limit, a 40% position cap, 5 open orders.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from engine import Engine, Line
+from engine.events import (
+    Accepted,
+    Activated,
+    AnyEvent,
+    CancelPending,
+    Closed,
+    Fill,
+    FundingPaid,
+    MinuteMark,
+    Paused,
+    PerformanceFee,
+    Reason,
+    Registered,
+    Rejected,
+    ScoreRow,
+    SeasonOver,
+)
+from engine.inputs import AssetCtx, Book, Cancel, Order, Register, Trades
+from engine.season import Market, Season
+from tests import build
+
+E8 = 10**8
+E10 = 10**10
+START = build.T0
+END = build.T0 + 3 * build.HOUR
+SEASON = build.season(
+    start=START,
+    end=END,
+    markets=(build.BTC, build.SOL),
+    performance_fee_period_ms=build.HOUR,
+    drawdown_limit_pct=3,
+    position_cap_pct=40,
+    max_open_orders=5,
+)
+RULES = SEASON.rules
+ENTRIES = ("alice", "bob", "carol")
+ORDER_REASONS = frozenset(
+    {
+        Reason.SeasonNotActive,
+        Reason.VaultNotActive,
+        Reason.MarketNotAllowed,
+        Reason.InvalidTif,
+        Reason.InvalidPrice,
+        Reason.InvalidSize,
+        Reason.OrderTooSmall,
+        Reason.OrderAlreadyExists,
+        Reason.TooManyOpenOrders,
+        Reason.PositionCapExceeded,
+    }
+)
+CANCEL_REASONS = frozenset({Reason.OrderNotFound})
+TIMED_CLOSES = frozenset({Reason.Cancelled, Reason.OrderExpired, Reason.VaultPaused})
+TIMED_KINDS = (FundingPaid, PerformanceFee, Paused, MinuteMark, ScoreRow, SeasonOver)
+ENTRY_NAME = re.compile(r"[a-z0-9_-]{1,32}")
+DECIMAL = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")
+ALO, GTC, IOC = 1, 2, 3
+
+
+# ---- arithmetic, written again from the contract (not imported from the engine) ----------
+
+
+def tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def notional(px: int, sz: int) -> int:
+    return tdiv(px * sz, E10)
+
+
+def lots_down(sz: int, lot: int) -> int:
+    return tdiv(sz, lot) * lot
+
+
+def parse_e8(text: str) -> int:
+    m = DECIMAL.fullmatch(text)
+    assert m is not None, text
+    sign, whole, frac = m.groups()
+    value = int(whole) * E8 + int((frac or "")[:8].ljust(8, "0"))
+    return -value if sign else value
+
+
+def parse_rate(text: str) -> tuple[int, int]:
+    m = DECIMAL.fullmatch(text)
+    assert m is not None, text
+    sign, whole, frac = m.groups()
+    num = int(whole + (frac or ""))
+    return (-num if sign else num), 10 ** len(frac or "")
+
+
+def parse_cloid(text: str | None) -> int:
+    return 0 if text is None else int(text[2:], 16)
+
+
+def on_grid(px: int, sz_decimals: int) -> bool:
+    """Integer prices always; else <= 6 - szDecimals decimals and <= 5 significant figures."""
+    if px <= 0:
+        return False
+    if px % E8 == 0:
+        return True
+    whole, frac = divmod(px, E8)
+    decimals = f"{frac:08d}".rstrip("0")
+    return len(decimals) <= 6 - sz_decimals and len((str(whole) + decimals).lstrip("0")) <= 5
+
+
+def fmt_e8(value: int, extra: str = "") -> str:
+    """A decimal string for ``value`` e8; ``extra`` digits past the 8th are truncated by readers."""
+    sign = "-" if value < 0 else ""
+    whole, frac = divmod(abs(value), E8)
+    if extra:
+        return f"{sign}{whole}.{frac:08d}{extra}"
+    text = f"{frac:08d}".rstrip("0")
+    return f"{sign}{whole}.{text}" if text else f"{sign}{whole}"
+
+
+def fmt_rate(num: int, k: int) -> str:
+    """``num / 10**k`` as a decimal string keeping all ``k`` digits (trailing zeros too)."""
+    digits = str(abs(num)).rjust(k + 1, "0")
+    return f"{'-' if num < 0 else ''}{digits[:-k]}.{digits[-k:]}"
+
+
+def lot_of(m: Market) -> int:
+    return 10 ** (8 - m.szDecimals)
+
+
+def boundaries(interval: int, after: int, upto: int) -> Iterator[int]:
+    """Multiples of ``interval`` in ``(after, upto]``."""
+    h = (after // interval + 1) * interval
+    while h <= upto:
+        yield h
+        h += interval
+
+
+def is_timed(e: AnyEvent) -> bool:
+    return isinstance(e, TIMED_KINDS) or (isinstance(e, Closed) and e.reason in TIMED_CLOSES)
+
+
+def level_list(book: Book) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    sides = msgspec.json.decode(bytes(book.data.levels))
+    bids, asks = ([(parse_e8(lv["px"]), parse_e8(lv["sz"])) for lv in side] for side in sides)
+    return bids, asks
+
+
+# ---- the naive model: built from events only ---------------------------------------------
+
+
+@dataclasses.dataclass
+class TOrder:
+    acc: Accepted
+    activated: bool = False
+    cancel_at: int | None = None
+    closed: bool = False
+    filled: int = 0
+
+
+@dataclasses.dataclass
+class TAccount:
+    bought: int = 0  # sum of buy notionals, e6
+    sold: int = 0
+    venue_fees: int = 0
+    exec_fees: int = 0
+    funding: int = 0
+    perf_fees: int = 0
+    positions: dict[int, int] = dataclasses.field(default_factory=dict)
+    open: dict[int, TOrder] = dataclasses.field(default_factory=dict)
+
+    def cash(self) -> int:
+        return (
+            RULES.starting_equity
+            - self.bought
+            + self.sold
+            - self.venue_fees
+            - self.exec_fees
+            - self.funding
+            - self.perf_fees
+        )
+
+
+class Tally:
+    """What the events say happened; each broken rule is written under its invariant's name."""
+
+    def __init__(self) -> None:
+        self.accounts: dict[str, TAccount] = {}
+        self.orders: dict[int, TOrder] = {}
+        self.last_oid = 0
+        self.last_t = -(1 << 62)
+        self.over = False
+        self.problems: dict[str, list[str]] = {
+            k: [] for k in ("lifecycle", "fills", "reduce_only", "reasons", "oids", "over", "time")
+        }
+
+    def fail(self, key: str, text: str) -> None:
+        self.problems[key].append(text)
+
+    def observe(self, line: Line, out: list[AnyEvent]) -> None:
+        if self.over and out:
+            self.fail("over", f"input at t={line.t} after the season is over gave {out}")
+        seen_input_event = False
+        for e in out:
+            if e.t < self.last_t or e.t > line.t:
+                self.fail("time", f"{e} out of time order (last {self.last_t}, input {line.t})")
+            self.last_t = max(self.last_t, e.t)
+            if is_timed(e) and seen_input_event:
+                self.fail("time", f"timed event {e} after the input's own events")
+            seen_input_event = seen_input_event or not is_timed(e)
+            self.event(e)
+
+    def event(self, e: AnyEvent) -> None:
+        if isinstance(e, SeasonOver):
+            if self.over or e.t != END:
+                self.fail("over", f"{e}: a second SeasonOver, or not at end={END}")
+            self.over = True
+        elif isinstance(e, Registered):
+            if e.entry in self.accounts:
+                self.fail("lifecycle", f"{e}: registered twice")
+            self.accounts[e.entry] = TAccount()
+        elif isinstance(e, Accepted):
+            self.accepted(e)
+        elif isinstance(e, Rejected):
+            allowed = ORDER_REASONS if e.request == "order" else CANCEL_REASONS
+            if e.reason not in allowed or e.request not in ("order", "cancel"):
+                self.fail("reasons", f"{e}: not a contract reason for a {e.request}")
+        elif isinstance(e, Activated):
+            o = self.orders.get(e.oid)
+            if o is None or o.closed or o.activated or o.acc.entry != e.entry:
+                self.fail("lifecycle", f"{e}: not a pending open order of {e.entry}")
+            else:
+                o.activated = True
+        elif isinstance(e, CancelPending):
+            o = self.orders.get(e.oid)
+            if o is None or o.closed or o.cancel_at is not None or o.acc.entry != e.entry:
+                self.fail("lifecycle", f"{e}: not an open order of {e.entry} to cancel")
+            else:
+                o.cancel_at = e.effective_at
+        elif isinstance(e, Fill):
+            self.fill(e)
+        elif isinstance(e, Closed):
+            self.closed(e)
+        elif isinstance(e, FundingPaid):
+            self.accounts[e.entry].funding += e.payment
+        elif isinstance(e, PerformanceFee):
+            self.accounts[e.entry].perf_fees += e.fee
+        if self.over and not isinstance(e, SeasonOver):
+            self.fail("over", f"{e} after SeasonOver")
+
+    def accepted(self, e: Accepted) -> None:
+        if e.oid != self.last_oid + 1:
+            self.fail("oids", f"{e}: oid after {self.last_oid} should be {self.last_oid + 1}")
+        self.last_oid = max(self.last_oid, e.oid)
+        acct = self.accounts.get(e.entry)
+        if acct is None or e.oid in self.orders:
+            self.fail("lifecycle", f"{e}: unregistered entry or oid used twice")
+            return
+        o = TOrder(e)
+        self.orders[e.oid] = o
+        acct.open[e.oid] = o
+
+    def fill(self, e: Fill) -> None:
+        o = self.orders.get(e.oid)
+        if o is None or not o.activated or o.closed:
+            state = "unknown" if o is None else "closed" if o.closed else "not activated"
+            self.fail("fills", f"{e}: the order is {state}")
+            if o is None:
+                return
+        a = o.acc
+        if (e.entry, e.asset, e.is_buy, e.cloid) != (a.entry, a.asset, a.is_buy, a.cloid):
+            self.fail("fills", f"{e}: does not match its order {a}")
+        if e.sz <= 0 or o.filled + e.sz > a.sz:
+            self.fail("fills", f"{e}: size {e.sz} after {o.filled} filled of {a.sz}")
+        if (e.px > a.limit_px) if a.is_buy else (e.px < a.limit_px):
+            self.fail("fills", f"{e}: price through its limit {a.limit_px}")
+        o.filled += e.sz
+        acct = self.accounts[a.entry]
+        before = acct.positions.get(e.asset, 0)
+        after = before + (e.sz if e.is_buy else -e.sz)
+        if a.reduce_only and not (
+            before != 0 and abs(after) < abs(before) and (after == 0 or (after > 0) == (before > 0))
+        ):
+            self.fail("reduce_only", f"{e}: reduce-only moves position {before} -> {after}")
+        if after:
+            acct.positions[e.asset] = after
+        else:
+            acct.positions.pop(e.asset, None)
+        n = notional(e.px, e.sz)
+        if e.is_buy:
+            acct.bought += n
+        else:
+            acct.sold += n
+        acct.venue_fees += e.venue_fee
+        acct.exec_fees += e.exec_fee
+
+    def closed(self, e: Closed) -> None:
+        o = self.orders.get(e.oid)
+        if o is None or o.closed or o.acc.entry != e.entry:
+            self.fail("lifecycle", f"{e}: not an open order of {e.entry}")
+            return
+        o.closed = True
+        del self.accounts[e.entry].open[e.oid]
+        if e.filled != o.filled:
+            self.fail("lifecycle", f"{e}: filled {e.filled}, fills say {o.filled}")
+        if e.reason == Reason.Cancelled and e.t != o.cancel_at:
+            self.fail("lifecycle", f"{e}: cancel was due at {o.cancel_at}")
+        if e.reason == Reason.OrderExpired and e.t != o.acc.t + RULES.order_lifetime_ms:
+            self.fail("lifecycle", f"{e}: accepted at {o.acc.t}, expired at {e.t}")
+        if e.reason in (Reason.IocRemainder, Reason.IocFilled) and o.acc.tif != IOC:
+            self.fail("lifecycle", f"{e}: IOC reason for tif {o.acc.tif}")
+        if e.reason == Reason.PostOnlyWouldCross and o.acc.tif != ALO:
+            self.fail("lifecycle", f"{e}: post-only reason for tif {o.acc.tif}")
+
+
+# ---- the reference: the contract read again, plainly, predicting every event ---------------
+
+
+@dataclasses.dataclass
+class ROrder:
+    oid: int
+    entry: str
+    asset: int
+    is_buy: bool
+    limit_px: int
+    sz: int
+    reduce_only: bool
+    tif: int
+    cloid: int
+    received: int
+    reserve: int
+    activated: bool = False
+    book_time: int = 0
+    cancel_at: int | None = None
+    filled: int = 0
+
+
+@dataclasses.dataclass
+class RAccount:
+    name: str
+    idx: int
+    cash: int = RULES.starting_equity
+    peak: int = RULES.starting_equity
+    fee_hwm: int = RULES.starting_equity
+    last_equity: int = RULES.starting_equity
+    mdd: int = 0
+    paused: bool = False
+    marks: int = 0
+    active_marks: int = 0
+    positions: dict[int, int] = dataclasses.field(default_factory=dict)
+    open: dict[int, ROrder] = dataclasses.field(default_factory=dict)
+    fill_days: set[int] = dataclasses.field(default_factory=set)
+
+
+@dataclasses.dataclass
+class RMarket:
+    m: Market
+    ctx_mark: int | None = None
+    mid: int | None = None
+    trade_px: int | None = None
+    oracle: int | None = None
+    rate: tuple[int, int] | None = None
+    trade_time: int | None = None
+    tids: set[int] = dataclasses.field(default_factory=set)
+
+    @property
+    def mark(self) -> int | None:
+        for px in (self.ctx_mark, self.mid, self.trade_px):
+            if px is not None:
+                return px
+        return None
+
+
+class Reference:
+    def __init__(self, season: Season) -> None:
+        self.markets = {m.asset: RMarket(m) for m in season.markets}
+        self.by_coin = {r.m.coin: r for r in self.markets.values()}
+        self.accounts: dict[str, RAccount] = {}
+        self.orders: dict[int, ROrder] = {}  # open orders, oid order
+        self.oid = 0
+        self.done = -(1 << 62)  # every timed event at or before this has run
+        self.over = False
+        self.out: list[AnyEvent] = []
+
+    def apply(self, line: Line) -> list[AnyEvent]:
+        self.out = []
+        if self.over:
+            return self.out
+        limit = min(line.t, END)
+        self.timed(limit)
+        self.done = limit
+        if line.t >= END:
+            self.over = True
+            self.out.append(SeasonOver(t=END))
+            return self.out
+        hl, arena, t = line.hl, line.arena, line.t
+        if isinstance(hl, Book):
+            self.book(hl, t)
+        elif isinstance(hl, Trades):
+            self.trades(hl, t)
+        elif isinstance(hl, AssetCtx) and hl.data.coin in self.by_coin:
+            r, c = self.by_coin[hl.data.coin], hl.data.ctx
+            r.ctx_mark = r.ctx_mark if c.markPx is None else parse_e8(c.markPx)
+            r.oracle = r.oracle if c.oraclePx is None else parse_e8(c.oraclePx)
+            r.rate = r.rate if c.funding is None else parse_rate(c.funding)
+        elif isinstance(arena, Register):
+            if ENTRY_NAME.fullmatch(arena.entry) and arena.entry not in self.accounts:
+                self.accounts[arena.entry] = RAccount(arena.entry, len(self.accounts))
+                self.out.append(Registered(t=t, entry=arena.entry))
+        elif isinstance(arena, Order) and arena.entry in self.accounts:
+            self.order(self.accounts[arena.entry], arena, t)
+        elif isinstance(arena, Cancel) and arena.entry in self.accounts:
+            self.cancel(self.accounts[arena.entry], arena, t)
+        return self.out
+
+    # -- money
+
+    def equity(self, a: RAccount) -> int:
+        total = a.cash
+        for asset, pos in a.positions.items():
+            mark = self.markets[asset].mark
+            assert mark is not None
+            total += tdiv(pos * mark, E10)
+        return total
+
+    def exposure(self, a: RAccount) -> int:
+        total = sum(o.reserve for o in a.open.values() if not o.reduce_only)
+        for asset, pos in a.positions.items():
+            mark = self.markets[asset].mark
+            assert mark is not None
+            total += abs(tdiv(pos * mark, E10))
+        return total
+
+    # -- timed events
+
+    def timed(self, limit: int) -> None:
+        due: list[tuple[int, int, int]] = []
+        for o in self.orders.values():
+            if o.cancel_at is not None and self.done < o.cancel_at <= limit:
+                due.append((o.cancel_at, 0, o.oid))
+            if self.done < o.received + RULES.order_lifetime_ms <= limit:
+                due.append((o.received + RULES.order_lifetime_ms, 1, o.oid))
+        after = max(self.done, START)
+        due += [(h, 2, 0) for h in boundaries(RULES.funding_interval_ms, after, limit)]
+        fee_at = list(
+            range(START + RULES.performance_fee_period_ms, END, RULES.performance_fee_period_ms)
+        )
+        due += [(b, 3, 0) for b in [*fee_at, END] if after < b <= limit]
+        due += [(m, 4, 0) for m in boundaries(RULES.mark_interval_ms, after, limit)]
+        for at, priority, oid in sorted(set(due)):
+            o = self.orders.get(oid)
+            if priority == 0 and o is not None and o.cancel_at == at:
+                self.close(o, at, Reason.Cancelled)
+            elif priority == 1 and o is not None:
+                self.close(o, at, Reason.OrderExpired)
+            elif priority == 2:
+                self.funding(at)
+            elif priority == 3:
+                self.performance_fee(at)
+            elif priority == 4:
+                self.minute_mark(at)
+
+    def funding(self, h: int) -> None:
+        for a in self.accounts.values():
+            for asset, pos in sorted(a.positions.items()):
+                r = self.markets[asset]
+                if r.rate is None or r.oracle is None:
+                    continue
+                num, den = r.rate
+                payment = tdiv(pos * r.oracle * num, E10 * den)
+                a.cash -= payment
+                self.out.append(FundingPaid(t=h, entry=a.name, asset=asset, payment=payment))
+
+    def performance_fee(self, b: int) -> None:
+        for a in self.accounts.values():
+            e = self.equity(a)
+            if e > a.fee_hwm:
+                fee = tdiv((e - a.fee_hwm) * RULES.performance_fee_pct, 100)
+                a.cash -= fee
+                a.fee_hwm = e - fee
+                self.out.append(
+                    PerformanceFee(t=b, entry=a.name, equity=e, fee=fee, fee_hwm=a.fee_hwm)
+                )
+
+    def minute_mark(self, m: int) -> None:
+        for a in self.accounts.values():
+            e = self.equity(a)
+            a.peak = max(a.peak, e)
+            dd = tdiv((a.peak - e) * E8, a.peak)
+            a.mdd = max(a.mdd, dd)
+            a.last_equity = e
+            if not a.paused and (a.peak - e) * 100 >= a.peak * RULES.drawdown_limit_pct:
+                a.paused = True
+                for o in list(a.open.values()):
+                    self.close(o, m, Reason.VaultPaused)
+                self.out.append(Paused(t=m, entry=a.name, equity=e, peak=a.peak))
+            active = bool(a.positions) or any(o.filled < o.sz for o in a.open.values())
+            a.marks += 1
+            a.active_marks += active
+            self.out.append(
+                MinuteMark(
+                    t=m, entry=a.name, equity=e, peak=a.peak, drawdown=dd, mdd=a.mdd, active=active
+                )
+            )
+        rows = []
+        for a in self.accounts.values():
+            ret = tdiv((a.last_equity - RULES.starting_equity) * E8, RULES.starting_equity)
+            score = ret - tdiv(a.mdd * RULES.lambda_num, RULES.lambda_den)
+            rows.append((-score, a.mdd, a.idx, a, ret, score))
+        for rank, (_, _, _, a, ret, score) in enumerate(sorted(rows, key=lambda r: r[:3]), 1):
+            eligible = (
+                len(a.fill_days) >= RULES.min_fill_days
+                and a.active_marks * 100 >= a.marks * RULES.min_active_pct
+            )
+            self.out.append(
+                ScoreRow(
+                    t=m,
+                    entry=a.name,
+                    day=tdiv(m - 1, build.DAY),
+                    equity=a.last_equity,
+                    ret=ret,
+                    mdd=a.mdd,
+                    score=score,
+                    rank=rank,
+                    eligible=eligible,
+                    fill_days=len(a.fill_days),
+                    active_marks=a.active_marks,
+                    marks=a.marks,
+                    active_share=tdiv(a.active_marks * E8, a.marks),
+                )
+            )
+
+    def close(self, o: ROrder, t: int, reason: Reason) -> None:
+        del self.orders[o.oid]
+        del self.accounts[o.entry].open[o.oid]
+        self.out.append(Closed(t=t, entry=o.entry, oid=o.oid, reason=reason, filled=o.filled))
+
+    # -- orders and cancels
+
+    def check(self, a: RAccount, o: Order, cloid: int, t: int) -> Reason | int:
+        r = self.markets.get(o.asset)
+        if not START <= t < END:
+            return Reason.SeasonNotActive
+        if a.paused and not o.reduceOnly:
+            return Reason.VaultNotActive
+        if r is None:
+            return Reason.MarketNotAllowed
+        if o.encodedTif not in (ALO, GTC, IOC):
+            return Reason.InvalidTif
+        if not on_grid(o.limitPx, r.m.szDecimals):
+            return Reason.InvalidPrice
+        if o.sz <= 0 or o.sz % lot_of(r.m) != 0:
+            return Reason.InvalidSize
+        if not o.reduceOnly and notional(o.limitPx, o.sz) < RULES.min_order_value:
+            return Reason.OrderTooSmall
+        if cloid != 0 and cloid in {x.cloid for x in a.open.values()}:
+            return Reason.OrderAlreadyExists
+        if len(a.open) >= RULES.max_open_orders:
+            return Reason.TooManyOpenOrders
+        if o.reduceOnly:
+            return 0
+        if r.mark is None:
+            return Reason.PositionCapExceeded
+        reserve = notional(max(o.limitPx, r.mark), o.sz)
+        if (self.exposure(a) + reserve) * 100 > self.equity(a) * RULES.position_cap_pct:
+            return Reason.PositionCapExceeded
+        return reserve
+
+    def order(self, a: RAccount, o: Order, t: int) -> None:
+        cloid = parse_cloid(o.cloid)
+        result = self.check(a, o, cloid, t)
+        if isinstance(result, Reason):
+            self.out.append(
+                Rejected(t=t, entry=a.name, reason=result, request="order", cloid=cloid)
+            )
+            return
+        self.oid += 1
+        args = (o.asset, o.isBuy, o.limitPx, o.sz, o.reduceOnly, o.encodedTif, cloid, t, result)
+        self.orders[self.oid] = a.open[self.oid] = ROrder(self.oid, a.name, *args)
+        self.out.append(
+            Accepted(
+                t=t,
+                entry=a.name,
+                oid=self.oid,
+                cloid=cloid,
+                asset=o.asset,
+                is_buy=o.isBuy,
+                limit_px=o.limitPx,
+                sz=o.sz,
+                reduce_only=o.reduceOnly,
+                tif=o.encodedTif,
+                reserve=result,
+                activates_at=t + RULES.activation_delay_ms,
+            )
+        )
+
+    def cancel(self, a: RAccount, c: Cancel, t: int) -> None:
+        cloid = parse_cloid(c.cloid)
+        if c.oid is not None:
+            found = a.open.get(c.oid)
+        else:
+            found = next((o for o in a.open.values() if cloid and o.cloid == cloid), None)
+        if found is None or found.cancel_at is not None:
+            self.out.append(
+                Rejected(
+                    t=t,
+                    entry=a.name,
+                    reason=Reason.OrderNotFound,
+                    request="cancel",
+                    cloid=cloid,
+                    oid=c.oid or 0,
+                )
+            )
+            return
+        found.cancel_at = t + RULES.activation_delay_ms
+        self.out.append(
+            CancelPending(t=t, entry=a.name, oid=found.oid, effective_at=found.cancel_at)
+        )
+
+    # -- market data and fills
+
+    def fill(self, o: ROrder, t: int, px: int, q: int, taker: bool) -> None:
+        a = self.accounts[o.entry]
+        if o.reduce_only:
+            pos = a.positions.get(o.asset, 0)
+            q = min(q, max(0, -pos if o.is_buy else pos))
+        if q <= 0:
+            return
+        n = notional(px, q)
+        venue_fee = tdiv(n * (RULES.taker_fee_dbps if taker else RULES.maker_fee_dbps), 100_000)
+        exec_fee = tdiv(n * RULES.execution_fee_dbps, 100_000)
+        a.cash += -n if o.is_buy else n
+        a.cash -= venue_fee + exec_fee
+        pos = a.positions.get(o.asset, 0) + (q if o.is_buy else -q)
+        a.positions[o.asset] = pos
+        if pos == 0:
+            del a.positions[o.asset]
+        o.filled += q
+        a.fill_days.add(tdiv(t, build.DAY))
+        self.out.append(
+            Fill(
+                t=t,
+                entry=o.entry,
+                oid=o.oid,
+                cloid=o.cloid,
+                asset=o.asset,
+                is_buy=o.is_buy,
+                px=px,
+                sz=q,
+                taker=taker,
+                venue_fee=venue_fee,
+                exec_fee=exec_fee,
+            )
+        )
+
+    def book(self, hl: Book, t: int) -> None:
+        r = self.by_coin.get(hl.data.coin)
+        if r is None:
+            return
+        bids, asks = level_list(hl)
+        if bids and asks:
+            r.mid = tdiv(bids[0][0] + asks[0][0], 2)
+        if t - hl.data.time > RULES.stale_book_ms:
+            return
+        lot = lot_of(r.m)
+        for o in list(self.orders.values()):
+            if o.asset != r.m.asset or o.activated or o.received + RULES.activation_delay_ms > t:
+                continue
+            o.activated, o.book_time = True, hl.data.time
+            self.out.append(Activated(t=t, entry=o.entry, oid=o.oid, book_time=o.book_time))
+            opposite = asks if o.is_buy else bids
+            if o.tif == ALO:
+                best = opposite[0][0] if opposite else None
+                if best is not None and (o.limit_px >= best if o.is_buy else o.limit_px <= best):
+                    self.close(o, t, Reason.PostOnlyWouldCross)
+                continue
+            for px, sz in opposite:
+                if (px > o.limit_px) if o.is_buy else (px < o.limit_px):
+                    break
+                q = min(o.sz - o.filled, lots_down(tdiv(sz * RULES.take_fraction_pct, 100), lot))
+                self.fill(o, t, px, q, taker=True)
+                if o.filled == o.sz:
+                    break
+            if o.tif == IOC:
+                left = o.filled < o.sz
+                self.close(o, t, Reason.IocRemainder if left else Reason.IocFilled)
+
+    def trades(self, hl: Trades, t: int) -> None:
+        for tr in hl.data:
+            r = self.by_coin.get(tr.coin)
+            if r is None:
+                continue
+            if r.trade_time is None or tr.time > r.trade_time:
+                r.trade_time, r.tids = tr.time, {tr.tid}
+            elif tr.time == r.trade_time and tr.tid not in r.tids:
+                r.tids.add(tr.tid)
+            else:
+                continue
+            px = r.trade_px = parse_e8(tr.px)
+            cap = lots_down(tdiv(parse_e8(tr.sz) * RULES.print_fraction_pct, 100), lot_of(r.m))
+            for o in list(self.orders.values()):
+                if (
+                    o.asset == r.m.asset
+                    and o.activated
+                    and o.filled < o.sz
+                    and tr.time >= o.book_time
+                    and ((px < o.limit_px) if o.is_buy else (px > o.limit_px))
+                ):
+                    self.fill(o, t, o.limit_px, min(o.sz - o.filled, cap), taker=False)
+
+
+def canonical(events: list[AnyEvent]) -> list[AnyEvent]:
+    """Funding payments of one entry at one boundary sorted by asset (the contract is silent)."""
+    out = list(events)
+    i = 0
+    while i < len(out):
+        j = i
+        while (
+            j < len(out)
+            and isinstance(out[j], FundingPaid)
+            and (out[j].t, out[j].entry)
+            == (
+                out[i].t,
+                out[i].entry,
+            )
+        ):
+            j += 1
+        out[i:j] = sorted(out[i:j], key=lambda e: e.asset if isinstance(e, FundingPaid) else 0)
+        i = max(j, i + 1)
+    return out
+
+
+# ---- the machine ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Coin:
+    """The simulated exchange's view of one coin: a drifting price on the grid, past prints."""
+
+    market: Market
+    tick: int  # e8 per price step
+    ticks: int  # current price in steps
+    lo: int
+    hi: int
+    trade_time: int = 0
+    prints: list[tuple[str, str, int, int]] = dataclasses.field(default_factory=list)
+
+    @property
+    def lot(self) -> int:
+        return lot_of(self.market)
+
+    def px(self, bps: int = 0) -> int:
+        return (self.ticks + tdiv(self.ticks * bps, 10_000)) * self.tick
+
+    def drift(self, bps: int) -> None:
+        self.ticks = min(self.hi, max(self.lo, self.ticks + tdiv(self.ticks * bps, 10_000)))
+
+
+DT = st.integers(0, 3_000)
+STEP = st.one_of(st.integers(1, 999), st.integers(1_000, 60_000), st.integers(60_000, 40 * 60_000))
+BPS = st.integers(-150, 150)
+COIN = st.sampled_from(["BTC", "SOL", "BTC", "SOL", "ETH"])
+LAG = st.one_of(st.integers(0, 3_000), st.sampled_from([10_000, 10_001]), st.integers(0, 90_000))
+LEVELS = st.lists(st.tuples(st.integers(0, 3_000), st.integers(0, 99)), max_size=4)
+CLOIDS = st.sampled_from([None, None, "0x0", "0x1", "0x01", "0x2a", "0x2A", "0x" + "0" * 30 + "2a"])
+RATE = st.one_of(
+    st.sampled_from(["0.0000125", "-0.0000125", "0", "0.0001", "-0.00031", "0.00001234567891"]),
+    st.builds(lambda n, k: fmt_rate(n, k), st.integers(-(10**6), 10**6), st.integers(4, 14)),
+)
+
+
+class EngineMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine = Engine(SEASON)
+        self.tally = Tally()
+        self.reference = Reference(SEASON)
+        self.t = START - 10_000
+        self.rows: list[dict[str, Any]] = []
+        self.outs: list[list[AnyEvent]] = []
+        self.mismatch: list[str] = []
+        self.frozen: object | None = None  # the engine's state when the season ended
+        self.coins = {
+            "BTC": Coin(build.BTC, E8, 100_000, 90_000, 110_000),
+            "SOL": Coin(build.SOL, 10**6, 20_000, 15_000, 25_000),
+            "ETH": Coin(Market(coin="ETH", asset=1, szDecimals=4), E8, 4_000, 3_000, 5_000),
+        }
+
+    # -- feeding
+
+    def feed(self, row: dict[str, Any]) -> None:
+        (line,) = build.lines([row])
+        out = self.engine.apply(line)
+        self.rows.append(row)
+        self.outs.append(out)
+        self.tally.observe(line, out)
+        expected = self.reference.apply(line)
+        if not self.mismatch and canonical(out) != canonical(expected):
+            self.mismatch.append(describe_mismatch(row, out, expected))
+
+    def advance(self, dt: int) -> int:
+        self.t += dt
+        return self.t
+
+    # -- rules
+
+    @initialize(n=st.integers(2, 3))
+    def register_entries(self, n: int) -> None:
+        for name in ENTRIES[:n]:
+            self.feed(build.register(self.t, name))
+
+    @rule(name=st.sampled_from(["carol", "alice", "Bad Name", "x" * 33]), dt=DT)
+    def register_late(self, name: str, dt: int) -> None:
+        self.feed(build.register(self.advance(dt), name))
+
+    @rule(
+        coin=COIN,
+        drift=BPS,
+        spread=st.integers(1, 30),
+        step=st.integers(1, 20),
+        bids=LEVELS,
+        asks=LEVELS,
+        lag=LAG,
+        dt=DT,
+    )
+    def book(
+        self,
+        coin: str,
+        drift: int,
+        spread: int,
+        step: int,
+        bids: list[tuple[int, int]],
+        asks: list[tuple[int, int]],
+        lag: int,
+        dt: int,
+    ) -> None:
+        c = self.coins[coin]
+        c.drift(drift)
+        t = self.advance(dt)
+
+        def side(levels: list[tuple[int, int]], sign: int) -> list[tuple[str, str]]:
+            return [
+                (
+                    fmt_e8((c.ticks + sign * (spread + i * step)) * c.tick),
+                    fmt_e8(lots * c.lot + c.lot * frac // 100 or c.lot),
+                )
+                for i, (lots, frac) in enumerate(levels)
+            ]
+
+        self.feed(build.book(t, coin, t - lag, side(bids, -1), side(asks, 1)))
+
+    @rule(
+        coin=COIN,
+        kinds=st.lists(
+            st.tuples(
+                st.sampled_from(["new", "new", "same", "dup", "old"]),
+                BPS,
+                st.integers(0, 3_000),
+                st.integers(0, 99),
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        lag=st.integers(0, 3_000),
+        dt=DT,
+    )
+    def trades(self, coin: str, kinds: list[tuple[str, int, int, int]], lag: int, dt: int) -> None:
+        c = self.coins[coin]
+        t = self.advance(dt)
+        prints: list[tuple[str, str, str, int, int]] = []
+        for kind, bps, lots, frac in kinds:
+            if kind == "dup" and c.prints:
+                px, sz, time, tid = c.prints[(lots + frac) % len(c.prints)]
+            else:
+                px, sz = fmt_e8(c.px(bps)), fmt_e8(lots * c.lot + c.lot * frac // 100 or 1)
+                time = {
+                    "same": c.trade_time,
+                    "old": c.trade_time - 1 - lag,
+                }.get(kind, max(c.trade_time + 1, t - lag))
+                tid = len(c.prints) + 1
+                c.prints.append((px, sz, time, tid))
+                c.trade_time = max(c.trade_time, time)
+            prints.append((coin, px, sz, time, tid))
+        self.feed(build.trades(t, *prints))
+
+    @rule(
+        coin=COIN,
+        drift=st.integers(-30, 30),
+        mark=st.booleans(),
+        oracle=st.booleans(),
+        rate=st.none() | RATE,
+        long=st.booleans(),
+        dt=DT,
+    )
+    def asset_ctx(
+        self, coin: str, drift: int, mark: bool, oracle: bool, rate: str | None, long: bool, dt: int
+    ) -> None:
+        c = self.coins[coin]
+        extra = "7" if long else ""
+        self.feed(
+            build.ctx(
+                self.advance(dt),
+                coin,
+                mark=fmt_e8(c.px(drift), extra) if mark else None,
+                oracle=fmt_e8(c.px(-drift), extra) if oracle else None,
+                funding=rate,
+            )
+        )
+
+    @rule(
+        entry=st.sampled_from([*ENTRIES, "mallory"]),
+        asset=st.sampled_from([0, 5, 0, 5, 1]),
+        is_buy=st.booleans(),
+        bps=st.integers(-300, 300),
+        px_kind=st.sampled_from(["grid", "grid", "grid", "off", "fine", "zero"]),
+        lots=st.one_of(st.integers(1, 60), st.integers(60, 2_500)),
+        sz_kind=st.sampled_from(["lots", "lots", "lots", "part", "zero"]),
+        tif=st.sampled_from([1, 2, 3, 1, 2, 3, 0, 4]),
+        reduce_only=st.booleans(),
+        cloid=CLOIDS,
+        dt=DT,
+    )
+    def order(
+        self,
+        entry: str,
+        asset: int,
+        is_buy: bool,
+        bps: int,
+        px_kind: str,
+        lots: int,
+        sz_kind: str,
+        tif: int,
+        reduce_only: bool,
+        cloid: str | None,
+        dt: int,
+    ) -> None:
+        c = next(x for x in self.coins.values() if x.market.asset == asset)
+        px = c.px(bps) + {"grid": 0, "off": c.tick // 2, "fine": 1, "zero": -c.px(bps)}[px_kind]
+        sz = {"lots": lots * c.lot, "part": lots * c.lot + c.lot // 3 + 1, "zero": 0}[sz_kind]
+        self.feed(
+            build.order(
+                self.advance(dt),
+                entry,
+                asset,
+                is_buy,
+                px,
+                sz,
+                tif=tif,
+                reduce_only=reduce_only,
+                cloid=cloid,
+            )
+        )
+
+    @rule(
+        entry=st.sampled_from([*ENTRIES, "mallory"]),
+        by=st.sampled_from(["oid", "oid", "cloid", "both", "unknown"]),
+        pick=st.integers(0, 1_000),
+        cloid=CLOIDS,
+        dt=DT,
+    )
+    def cancel(self, entry: str, by: str, pick: int, cloid: str | None, dt: int) -> None:
+        oids = [e.oid for out in self.outs for e in out if isinstance(e, Accepted)]
+        oid = oids[-1 - pick % len(oids)] if oids and by != "unknown" else 10_000 + pick
+        self.feed(
+            build.cancel(
+                self.advance(dt),
+                entry,
+                oid=None if by == "cloid" else oid,
+                cloid=cloid if by in ("cloid", "both") else None,
+            )
+        )
+
+    @rule(dt=STEP)
+    def tick(self, dt: int) -> None:
+        self.feed(build.tick(self.advance(dt)))
+
+    @rule(dt=st.integers(5 * 60_000, 45 * 60_000))
+    def jump(self, dt: int) -> None:
+        self.feed(build.tick(self.advance(dt)))
+
+    # -- invariants
+
+    def snapshot(self) -> object:
+        return (
+            self.engine.next_oid,
+            [
+                (
+                    a.name,
+                    a.cash,
+                    dict(a.positions),
+                    list(a.orders),
+                    a.reserved,
+                    a.paused,
+                    a.peak,
+                    a.mdd,
+                    a.marks,
+                )
+                for a in self.engine.accounts.values()
+            ],
+        )
+
+    @invariant()
+    def open_orders_within_limit(self) -> None:
+        for name, acct in self.engine.accounts.items():
+            model = self.tally.accounts[name].open
+            assert len(model) <= RULES.max_open_orders, f"{name}: events leave {list(model)} open"
+            assert len(acct.orders) <= RULES.max_open_orders, f"{name}: holds {list(acct.orders)}"
+            assert list(acct.orders) == list(model), f"{name}: {list(acct.orders)} vs events"
+
+    @invariant()
+    def reserved_is_sum_of_open_reserves(self) -> None:
+        for name, acct in self.engine.accounts.items():
+            opened = self.tally.accounts[name].open.values()
+            want = sum(o.acc.reserve for o in opened if not o.acc.reduce_only)
+            assert acct.reserved == want, f"{name}: reserved {acct.reserved}, events say {want}"
+
+    @invariant()
+    def fills_only_between_activation_and_close(self) -> None:
+        assert not self.tally.problems["fills"], self.tally.problems["fills"]
+        assert not self.tally.problems["lifecycle"], self.tally.problems["lifecycle"]
+
+    @invariant()
+    def cash_is_conserved(self) -> None:
+        for name, acct in self.engine.accounts.items():
+            t = self.tally.accounts[name]
+            assert acct.cash == t.cash(), (
+                f"{name}: cash {acct.cash} != {RULES.starting_equity} - buys {t.bought} + sells "
+                f"{t.sold} - venue {t.venue_fees} - exec {t.exec_fees} - funding {t.funding} "
+                f"- perf {t.perf_fees} = {t.cash()}"
+            )
+
+    @invariant()
+    def positions_are_signed_fill_sums(self) -> None:
+        for name, acct in self.engine.accounts.items():
+            want = self.tally.accounts[name].positions
+            assert acct.positions == want, f"{name}: positions {acct.positions}, fills {want}"
+
+    @invariant()
+    def reduce_only_fills_only_reduce(self) -> None:
+        assert not self.tally.problems["reduce_only"], self.tally.problems["reduce_only"]
+
+    @invariant()
+    def reasons_and_oids(self) -> None:
+        assert not self.tally.problems["reasons"], self.tally.problems["reasons"]
+        assert not self.tally.problems["oids"], self.tally.problems["oids"]
+        assert not self.tally.problems["time"], self.tally.problems["time"]
+
+    @invariant()
+    def nothing_after_season_over(self) -> None:
+        assert not self.tally.problems["over"], self.tally.problems["over"]
+        if self.tally.over:
+            self.frozen = self.frozen or self.snapshot()
+            assert self.engine.final
+            assert self.snapshot() == self.frozen, "state changed after the season ended"
+
+    @invariant()
+    def engine_matches_reference(self) -> None:
+        assert not self.mismatch, self.mismatch[0]
+
+    def teardown(self) -> None:
+        replay = Engine(SEASON)
+        for i, line in enumerate(build.lines(self.rows)):
+            again = replay.apply(line)
+            assert again == self.outs[i], f"replay differs at input {i}: {self.rows[i]}"
+            assert msgspec.json.encode(again) == msgspec.json.encode(self.outs[i])
+
+
+def describe_mismatch(row: dict[str, Any], got: list[AnyEvent], want: list[AnyEvent]) -> str:
+    got, want = canonical(got), canonical(want)
+    i = next(
+        (k for k, (g, w) in enumerate(zip(got, want, strict=False)) if g != w),
+        min(len(got), len(want)),
+    )
+    return (
+        f"input {row}: engine and reference differ at event {i}\n"
+        f"  engine:    {got[i : i + 3]}\n  reference: {want[i : i + 3]}"
+    )
+
+
+EngineMachine.TestCase.settings = settings(
+    max_examples=60,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+TestEngineMachine = EngineMachine.TestCase

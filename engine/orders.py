@@ -117,22 +117,23 @@ def place(eng: Engine, acct: Account, o: Order, t: int) -> None:
     )
 
 
-def find_for_cancel(acct: Account, c: Cancel) -> OpenOrder | None:
+def find_for_cancel(acct: Account, oid: int | None, cloid: int) -> OpenOrder | None:
     """The open order a cancel names: by oid when present, else by non-zero cloid."""
-    if c.oid is not None:
-        order = acct.orders.get(c.oid)
+    if oid is not None:
+        order = acct.orders.get(oid)
+    elif cloid:
+        order = next((x for x in acct.orders.values() if x.cloid == cloid), None)
     else:
-        cloid = parse_cloid(c.cloid)
-        order = next((x for x in acct.orders.values() if cloid and x.cloid == cloid), None)
+        order = None
     if order is None or order.cancel_at is not None:
         return None
     return order
 
 
 def cancel(eng: Engine, acct: Account, c: Cancel, t: int) -> None:
-    order = find_for_cancel(acct, c)
+    cloid = parse_cloid(c.cloid)
+    order = find_for_cancel(acct, c.oid, cloid)
     if order is None:
-        cloid = parse_cloid(c.cloid)
         eng.emit(
             ev.Rejected(
                 t=t,

@@ -40,7 +40,8 @@ class Standing(Struct, frozen=True):
 
 def funding(eng: Engine, h: int) -> None:
     for acct in eng.accounts.values():
-        for asset, pos in acct.positions.items():
+        for asset in sorted(acct.positions):
+            pos = acct.positions[asset]
             a = eng.assets[asset]
             if a.funding is None or a.oracle is None:
                 continue

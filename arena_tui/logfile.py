@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -71,7 +72,7 @@ def iter_raw_lines(path: str | os.PathLike[str], hasher: Any = None) -> Iterator
                 yield from lines
     except FileNotFoundError:
         raise LogError(path, None, "no such file") from None
-    except (EOFError, OSError, RuntimeError) as exc:
+    except (EOFError, OSError, RuntimeError, zlib.error) as exc:
         raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
 
 
@@ -196,19 +197,30 @@ class LogWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
         self.existing_header: Header | None = None
-        if self._cut_torn_tail() == 0:
-            self.write_raw(_ENCODER.encode({"arena_log": LOG_VERSION, **header}))
-        else:
-            self.existing_header = read_header(self.path)
+        try:
+            if self._cut_torn_tail() == 0:
+                self.write_raw(_ENCODER.encode({"arena_log": LOG_VERSION, **header}))
+            else:
+                self.existing_header = read_header(self.path)
+        except BaseException:
+            self._f.close()
+            raise
 
     def _cut_torn_tail(self) -> int:
-        """Drop an incomplete final line; return the size kept."""
+        """Drop an incomplete final line, however long; return the size kept."""
         size = self._f.seek(0, io.SEEK_END)
-        self._f.seek(max(0, size - CHUNK))
-        tail = self._f.read()
-        if not tail or tail.endswith(b"\n"):
-            return size
-        keep = size - len(tail) + tail.rfind(b"\n") + 1
+        keep = size
+        while keep > 0:
+            start = max(0, keep - CHUNK)
+            self._f.seek(start)
+            block = self._f.read(keep - start)
+            if keep == size and block.endswith(b"\n"):
+                return size
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                keep = start + cut + 1
+                break
+            keep = start
         self._f.truncate(keep)
         self._sync()
         return keep

@@ -78,6 +78,8 @@ class Engine:
                 self._market(line.hl, t)
             elif line.arena is not None:
                 self._arena(line.arena, t)
+        elif line.hl is not None:
+            self._check_market(line.hl)
         elif isinstance(line.arena, Order | Cancel):
             self._after_end(line.arena, t)
         out = self._out
@@ -217,10 +219,12 @@ class Engine:
 
     def _arena(self, msg: ArenaInput, t: int) -> None:
         if isinstance(msg, Order):
+            orders.parse_cloid(msg.cloid)  # checked even when the entry is unknown
             acct = self.accounts.get(msg.entry)
             if acct is not None:  # orders naming an unregistered entry are ignored
                 orders.place(self, acct, msg, t)
         elif isinstance(msg, Cancel):
+            orders.parse_cloid(msg.cloid)
             acct = self.accounts.get(msg.entry)
             if acct is not None:
                 orders.cancel(self, acct, msg, t)
@@ -228,8 +232,24 @@ class Engine:
             self._register(msg, t)
         # Tick: time only. Gap: informational (the recorder lost the feed for a while).
 
+    def _check_market(self, hl: Book | Trades | AssetCtx) -> None:
+        """The season is over: market data changes nothing, but a malformed field is still bad."""
+        try:
+            if isinstance(hl, Trades):
+                for trade in hl.data:
+                    if trade.coin in self.by_coin:
+                        parse_e8(trade.px)
+                        parse_e8(trade.sz)
+            elif isinstance(hl, AssetCtx) and hl.data.coin in self.by_coin:
+                for text in (hl.data.ctx.markPx, hl.data.ctx.oraclePx, hl.data.ctx.funding):
+                    if text is not None:
+                        parse_e8(text)
+        except ValueError as exc:
+            raise MalformedInput(str(exc)) from None
+
     def _after_end(self, msg: Order | Cancel, t: int) -> None:
         """The season is over: requests change nothing, but their senders get an answer."""
+        orders.parse_cloid(msg.cloid)  # a bad cloid makes the line bad, season or not
         if msg.entry in self.accounts:
             request = "order" if isinstance(msg, Order) else "cancel"
             self.emit(

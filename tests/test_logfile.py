@@ -69,9 +69,7 @@ def read_all(*paths: Path, coins: tuple[str, ...] | None = COINS) -> list[Line]:
     return list(LogReader([str(p) for p in paths], coins=coins))
 
 
-def rejected(
-    *paths: Path, coins: tuple[str, ...] | None = COINS
-) -> pytest.ExceptionInfo[LogError]:
+def rejected(*paths: Path, coins: tuple[str, ...] | None = COINS) -> pytest.ExceptionInfo[LogError]:
     with pytest.raises(LogError) as info:
         read_all(*paths, coins=coins)
     return info
@@ -205,7 +203,7 @@ def test_sha256_covers_all_files_in_the_order_given(tmp_path: Path) -> None:
 )
 @given(
     steps=st.lists(st.integers(0, 3), max_size=25),
-    pads=st.lists(st.text(alphabet="ab é\"\\", max_size=40), min_size=25, max_size=25),
+    pads=st.lists(st.text(alphabet='ab é"\\', max_size=40), min_size=25, max_size=25),
     tail=st.binary(max_size=30).filter(lambda b: b"\n" not in b),
     chunk=st.integers(1, 64),
 )
@@ -295,12 +293,17 @@ BAD_LINES += [
     ("trade-sz-number", setp(TRADE, ("hl", "data", 0, "sz"), 1)),
     ("ctx-markPx-number", setp(ctx(T + 3, "BTC", mark="1.0"), ("hl", "data", "ctx", "markPx"), 1)),
     ("book-coin-missing", delp(BOOK, ("hl", "data", "coin"))),
-    ("second-coin-of-two-in-trades", setp(
-        trades(T + 3, ("DOGE", "1.0", "1", T + 2, 1), ("ETH", "1.0", "1", T + 2, 2)),
-        ("hl", "data", 1, "tid"),
-        2.0,
-    )),
+    (
+        "second-coin-of-two-in-trades",
+        setp(
+            trades(T + 3, ("DOGE", "1.0", "1", T + 2, 1), ("ETH", "1.0", "1", T + 2, 2)),
+            ("hl", "data", 1, "tid"),
+            2.0,
+        ),
+    ),
     ("cancel-entry-number", setp(CANCEL, ("arena", "entry"), 5)),
+    ("both-hl-and-arena", {"t": T + 3, "hl": {"channel": "pong"}, "arena": {"type": "tick"}}),
+    ("arena-not-object", {"t": T + 3, "arena": "tick"}),
 ]
 
 
@@ -555,9 +558,7 @@ def test_replay_rejects_a_bad_trade_sz(tmp_path: Path, sz: str) -> None:
     [{"mark": "1e5"}, {"oracle": "abc"}, {"funding": "1.25e-5"}, {"funding": ".0001"}],
     ids=["markPx", "oraclePx", "funding-exponent", "funding-leading-dot"],
 )
-def test_replay_rejects_a_bad_decimal_in_asset_ctx(
-    tmp_path: Path, fields: dict[str, str]
-) -> None:
+def test_replay_rejects_a_bad_decimal_in_asset_ctx(tmp_path: Path, fields: dict[str, str]) -> None:
     engine_rejects(tmp_path, [tick(T0), ctx(T0 + 1, "BTC", **fields)], 3)
 
 
@@ -760,7 +761,7 @@ def test_writer_makes_each_line_durable_before_write_returns(
         synced.append(p.read_bytes())  # what another reader sees at the moment of fsync
         real_fsync(fd)
 
-    monkeypatch.setattr(logfile.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)  # logfile calls os.fsync
     w = LogWriter(p, WHEADER)
     try:
         assert synced and synced[-1] == p.read_bytes()

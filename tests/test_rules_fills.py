@@ -58,17 +58,18 @@ def test_activation_at_first_book_at_or_after_receipt_plus_delay() -> None:
         book(T0 + 3000, "ETH", time=T0 + 2990, asks=[("2000", "1")]),
     )
     _, events = run(S, rows)
-    assert [(a.oid, a.t, a.book_time) for a in of(events, Activated)] == [
-        (1, T0 + 3000, T0 + 2990)
-    ]
+    assert [(a.oid, a.t, a.book_time) for a in of(events, Activated)] == [(1, T0 + 3000, T0 + 2990)]
     # 25% of 1 ETH = 0.25 >= 0.1: the whole order at 2000 as taker
     assert fills_of(events) == [(1, *TAKE_2000)]
 
 
-@pytest.mark.parametrize(("lag", "fill_px", "fill_t"), [
-    (10_000, 2000, T0 + 3000),  # receive - exchange time = 10_000: not stale
-    (10_001, 2001, T0 + 5000),  # exceeds 10_000: stale, skipped; the next book is used
-])
+@pytest.mark.parametrize(
+    ("lag", "fill_px", "fill_t"),
+    [
+        (10_000, 2000, T0 + 3000),  # receive - exchange time = 10_000: not stale
+        (10_001, 2001, T0 + 5000),  # exceeds 10_000: stale, skipped; the next book is used
+    ],
+)
 def test_stale_book_is_skipped(lag: int, fill_px: int, fill_t: int) -> None:
     rows = base(
         order(T0 + 1000, "alice", 1, True, 2005 * E8, SZ_01),
@@ -92,7 +93,9 @@ def test_pending_orders_activate_in_oid_order_and_the_book_is_not_depleted() -> 
     )
     eng, events = run(S, rows)
     assert [(r[0], r[1], r[3]) for r in fill_rows(events)] == [
-        ("alice", 1, SZ_01), ("bob", 2, SZ_01), ("alice", 3, SZ_01)
+        ("alice", 1, SZ_01),
+        ("bob", 2, SZ_01),
+        ("alice", 3, SZ_01),
     ]
     assert eng.accounts["alice"].positions == {1: 2 * SZ_01}
     assert eng.accounts["bob"].positions == {1: SZ_01}
@@ -110,10 +113,18 @@ def test_taker_walk_levels_lots_limit_and_resting_remainder() -> None:
     # 2010   > 2005: the walk stops, so 2003 (delivered after it) is never reached
     rows = base(
         order(T0 + 1000, "alice", 1, True, 2005 * E8, 50_000_000),
-        book(T0 + 3000, "ETH", asks=[
-            ("2000", "0.4"), ("2001", "0.0007"), ("2001.5", "0.0003"), ("2002", "1"),
-            ("2010", "10"), ("2003", "1"),
-        ]),
+        book(
+            T0 + 3000,
+            "ETH",
+            asks=[
+                ("2000", "0.4"),
+                ("2001", "0.0007"),
+                ("2001.5", "0.0003"),
+                ("2002", "1"),
+                ("2010", "10"),
+                ("2003", "1"),
+            ],
+        ),
     )
     eng, events = run(S, rows)
     assert fills_of(events) == [
@@ -161,8 +172,10 @@ def test_sell_ioc_walks_bids_and_closes_with_remainder() -> None:
 
 
 def test_ioc_filled_in_full_is_closed_without_remainder() -> None:
-    rows = base(order(T0 + 1000, "alice", 1, True, P, SZ_01, tif=3),
-                book(T0 + 3000, "ETH", asks=[("2000", "1")]))
+    rows = base(
+        order(T0 + 1000, "alice", 1, True, P, SZ_01, tif=3),
+        book(T0 + 3000, "ETH", asks=[("2000", "1")]),
+    )
     eng, events = run(S, rows)
     assert fills_of(events) == [(1, *TAKE_2000)]
     [c] = of(events, Closed)
@@ -184,7 +197,10 @@ def test_ioc_releases_slot_and_reserve_at_activation() -> None:
         (1, Reason.IocRemainder, 0)
     ]
     assert reasons(events) == [Reason.PositionCapExceeded]
-    assert [(a.oid, a.reserve) for a in accepted(events)] == [(1, 1_200_000_000), (2, 1_200_000_000)]
+    assert [(a.oid, a.reserve) for a in accepted(events)] == [
+        (1, 1_200_000_000),
+        (2, 1_200_000_000),
+    ]
 
 
 # ---- ALO ------------------------------------------------------------------------------
@@ -202,8 +218,12 @@ ALO_CASES = [
 
 @pytest.mark.parametrize(("is_buy", "limit", "bids", "asks", "crosses", "through"), ALO_CASES)
 def test_alo_cross_check_at_activation_only(
-    is_buy: bool, limit: str, bids: list[tuple[str, str]], asks: list[tuple[str, str]],
-    crosses: bool, through: str | None,
+    is_buy: bool,
+    limit: str,
+    bids: list[tuple[str, str]],
+    asks: list[tuple[str, str]],
+    crosses: bool,
+    through: str | None,
 ) -> None:
     lpx = int(limit) * E8
     rows = base(
@@ -240,13 +260,14 @@ def test_resting_buy_fills_only_strictly_through_at_its_price() -> None:
     # 1980 x 10 -> 25% = 2.5; remaining 20_000_000 - 10_010_000 = 9_990_000:
     #   n = 1990e8 * 9_990_000 / 1e10 = 198_801_000; venue 29_820.15 -> 29_820; exec 39_760
     # 1970 x 10 -> the order is filled: nothing
+    prints = [("1990", "1"), ("1991", "1"), ("1989.5", "0.4"), ("1980", "0.0007")]
+    prints += [("1980", "0.0003"), ("1980", "10"), ("1970", "10")]
     rows = base(
         order(T0 + 1000, "alice", 1, True, 1990 * E8, 20_000_000),
         book(T0 + 3000, "ETH", bids=[("1980", "1")], asks=[("2000", "1")]),
-        trades(T0 + 4000, *[("ETH", px, sz, T0 + 3100 + i, i + 1) for i, (px, sz) in enumerate([
-            ("1990", "1"), ("1991", "1"), ("1989.5", "0.4"), ("1980", "0.0007"),
-            ("1980", "0.0003"), ("1980", "10"), ("1970", "10"),
-        ])]),
+        trades(
+            T0 + 4000, *[("ETH", px, sz, T0 + 3100 + i, i) for i, (px, sz) in enumerate(prints)]
+        ),
     )
     eng, events = run(S, rows)
     px = 1990 * E8
@@ -287,7 +308,8 @@ def test_every_resting_order_sees_each_print_in_full() -> None:
     )
     _, events = run(S, rows)
     assert [(r[0], r[1], r[2], r[3]) for r in fill_rows(events)] == [
-        ("alice", 1, 1990 * E8, SZ_01), ("bob", 2, 1990 * E8, SZ_01),
+        ("alice", 1, 1990 * E8, SZ_01),
+        ("bob", 2, 1990 * E8, SZ_01),
         ("alice", 3, 1995 * E8, SZ_01),
     ]
 
@@ -311,25 +333,25 @@ def test_duplicate_prints_by_time_and_tid_including_resend_after_reconnect() -> 
     # GTC buy 0.5 at 1990 (reserve 2000 * 0.5 = 1000). Each applied print of 0.04 fills
     # 25% = 0.01 at 1990: n = 19_900_000; venue 2_985; exec 3_980.
     x = T0 + 3500
+
+    def pr(time: int, tid: int) -> tuple[str, str, str, int, int]:
+        return ("ETH", "1980", "0.04", time, tid)
+
     rows = base(
         order(T0 + 1000, "alice", 1, True, 1990 * E8, 50_000_000),
         book(T0 + 3000, "ETH", asks=[("2000", "1")]),
-        trades(T0 + 4000, ("ETH", "1980", "0.04", x, 1), ("ETH", "1980", "0.04", x, 2)),  # 2
-        trades(T0 + 4100,
-               ("ETH", "1980", "0.04", x, 1),  # same time, tid applied: ignored
-               ("ETH", "1980", "0.04", x, 3),  # same time, new tid: applied
-               ("ETH", "1980", "0.04", x - 1, 9)),  # older: ignored
-        trades(T0 + 4200, ("ETH", "1980", "0.04", x + 5, 4)),  # later: applied
+        trades(T0 + 4000, pr(x, 1), pr(x, 2)),  # both applied
+        # same time and an applied tid: ignored; same time, new tid: applied; older: ignored
+        trades(T0 + 4100, pr(x, 1), pr(x, 3), pr(x - 1, 9)),
+        trades(T0 + 4200, pr(x + 5, 4)),  # later: applied
         # reconnect: the recent trades again, all already applied or older
-        trades(T0 + 9000, *[("ETH", "1980", "0.04", tm, tid)
-                            for tm, tid in ((x, 1), (x, 2), (x, 3), (x + 5, 4))]),
+        trades(T0 + 9000, pr(x, 1), pr(x, 2), pr(x, 3), pr(x + 5, 4)),
         # new prints at the latest time: tid 5, and tid 1 (applied only at time x, not x+5)
-        trades(T0 + 9100, ("ETH", "1980", "0.04", x + 5, 5), ("ETH", "1980", "0.04", x + 5, 1)),
+        trades(T0 + 9100, pr(x + 5, 5), pr(x + 5, 1)),
     )
     _, events = run(S, rows)
     fills = of(events, Fill)
-    assert [f.t for f in fills] == [T0 + 4000, T0 + 4000, T0 + 4100, T0 + 4200, T0 + 9100,
-                                    T0 + 9100]
+    assert [f.t - T0 for f in fills] == [4000, 4000, 4100, 4200, 9100, 9100]
     assert {(f.px, f.sz, f.venue_fee, f.exec_fee) for f in fills} == {
         (1990 * E8, 1_000_000, 2_985, 3_980)
     }
@@ -389,12 +411,27 @@ def test_reduce_only_zero_clamp_leaves_the_order_as_it_is() -> None:
     assert eng.accounts["alice"].cash == 9_989_783_500
 
 
-def test_reduce_only_ioc_with_no_position_fills_nothing() -> None:
+def test_two_reduce_only_orders_share_one_position_on_a_print() -> None:
+    # Long 0.15 (IOC at 2000: n = 300_000_000, fees 135_000 + 60_000), then two reduce-only
+    # GTC sells rest: oid 2 at 2100, oid 3 at 2050. One print 2200 x 1 (25% = 0.25), oid order:
+    #   oid 2: min(0.1, 0.25, room 0.15) = 0.1 at 2100: n = 210_000_000; 31_500 + 42_000
+    #   oid 3: min(0.1, 0.25, room 0.05) = 0.05 at 2050: n = 102_500_000; 15_375 + 20_500
+    # A second print finds room 0: nothing; oid 3 stays open with 0.05 unfilled.
     rows = base(
-        order(T0 + 1000, "alice", 1, True, P, SZ_01, tif=3, reduce_only=True),
+        order(T0 + 1000, "alice", 1, True, P, 15_000_000, tif=3),
         book(T0 + 3000, "ETH", asks=[("2000", "1")]),
+        order(T0 + 4000, "alice", 1, False, 2100 * E8, SZ_01, reduce_only=True),
+        order(T0 + 4001, "alice", 1, False, 2050 * E8, SZ_01, reduce_only=True),
+        book(T0 + 6001, "ETH", bids=[("2000", "1")]),
+        trades(T0 + 7000, ("ETH", "2200", "1", T0 + 6500, 1)),
+        trades(T0 + 8000, ("ETH", "2200", "1", T0 + 7500, 2)),
     )
     eng, events = run(S, rows)
-    assert fills_of(events) == []
-    assert [(c.reason, c.filled) for c in of(events, Closed)] == [(Reason.IocRemainder, 0)]
-    assert eng.accounts["alice"].cash == 10_000_000_000
+    assert fills_of(events)[1:] == [
+        (2, 2100 * E8, SZ_01, False, 31_500, 42_000),
+        (3, 2050 * E8, 5_000_000, False, 15_375, 20_500),
+    ]
+    alice = eng.accounts["alice"]
+    assert (alice.positions, list(alice.orders)) == ({}, [2, 3])
+    # 1e10 - 300_195_000 + 210_000_000 - 73_500 + 102_500_000 - 35_875 = 10_012_195_625
+    assert alice.cash == 10_012_195_625

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine import Reason
+from engine import Market, Reason
 from engine.events import Accepted, Closed, Rejected
 from tests.build import (
     BTC,
@@ -35,6 +35,8 @@ from tests.build import (
 )
 
 S = season()
+UNIT = Market(coin="UNIT", asset=9, szDecimals=0)
+MICRO = Market(coin="MICRO", asset=10, szDecimals=6)
 P = 2000 * E8  # the ETH mark
 ETH_SZ_01 = 1_000_000  # 0.01 ETH: notional(2000e8, 1e6) = 2e17 / 1e10 = 20_000_000 (20 USDC)
 
@@ -72,8 +74,9 @@ CHECK_CASES = [
 @pytest.mark.parametrize(("t", "fields", "reason"), CHECK_CASES)
 def test_first_failing_check_is_the_reason(t: int, fields: dict[str, Any], reason: Reason) -> None:
     fields = {"tif": 2, **fields}
-    row = order(t, "alice", fields["asset"], True, fields["limit_px"], fields["sz"],
-                tif=fields["tif"])
+    row = order(
+        t, "alice", fields["asset"], True, fields["limit_px"], fields["sz"], tif=fields["tif"]
+    )
     _, events = run(S, base(row) if t >= T0 else [register(T0 - 1000, "alice"), row])
     assert reasons(events) == [reason]
     assert accepted(events) == []
@@ -83,19 +86,25 @@ def test_rejection_names_the_request_and_cloid() -> None:
     _, events = run(S, base(order(T0 + 1, "alice", 3, True, P, ETH_SZ_01, cloid="0x2a")))
     [rej] = of(events, Rejected)
     assert (rej.entry, rej.request, rej.cloid, rej.reason) == (
-        "alice", "order", 42, Reason.MarketNotAllowed,
+        "alice",
+        "order",
+        42,
+        Reason.MarketNotAllowed,
     )
 
 
 def test_order_too_small_boundary_and_reduce_only_exemption() -> None:
-    _, events = run(S, base(
-        # 0.005 ETH at 2000: 2000e8 * 500_000 / 1e10 = 10_000_000, not < min: accepted
-        order(T0 + 1, "alice", 1, True, P, 500_000),
-        # 0.0049 ETH: 9_800_000 < 10_000_000
-        order(T0 + 2, "alice", 1, True, P, 490_000),
-        # one lot (0.0001 ETH = 0.20 USDC) reduce-only: exempt from the minimum
-        order(T0 + 3, "alice", 1, False, P, 10_000, reduce_only=True),
-    ))
+    _, events = run(
+        S,
+        base(
+            # 0.005 ETH at 2000: 2000e8 * 500_000 / 1e10 = 10_000_000, not < min: accepted
+            order(T0 + 1, "alice", 1, True, P, 500_000),
+            # 0.0049 ETH: 9_800_000 < 10_000_000
+            order(T0 + 2, "alice", 1, True, P, 490_000),
+            # one lot (0.0001 ETH = 0.20 USDC) reduce-only: exempt from the minimum
+            order(T0 + 3, "alice", 1, False, P, 10_000, reduce_only=True),
+        ),
+    )
     assert [a.oid for a in accepted(events)] == [1, 2]
     assert reasons(events) == [Reason.OrderTooSmall]
 
@@ -122,6 +131,13 @@ GRID = [
     (SOL, 1_234_500_000, True),  # 12.345
     (SOL, 1_234_560_000, False),  # 12.3456: 6 sig figs
     (SOL, 10_050_000_000, True),  # 100.5: "100.5 has 4"
+    # szDecimals 0 -> at most 6 decimals; significant figures from the first non-zero digit
+    (UNIT, 1_234_500, True),  # 0.012345: 6 decimals, 5 sig figs
+    (UNIT, 123_450, False),  # 0.0012345: 7 decimals
+    (UNIT, 12_345_600, False),  # 0.123456: 6 decimals but 6 sig figs
+    # szDecimals 6 -> 0 decimals: only integer prices
+    (MICRO, 150_000_000, False),  # 1.5
+    (MICRO, 200_000_000, True),  # 2
 ]
 
 
@@ -129,7 +145,7 @@ GRID = [
 def test_price_grid(market: Any, px: int, ok: bool) -> None:
     # reduce-only and one lot: no minimum, no cap, no mark needed, so only the grid decides
     lot = 10 ** (8 - market.szDecimals)
-    s = season(markets=(BTC, ETH, SOL))
+    s = season(markets=(BTC, ETH, SOL, UNIT, MICRO))
     row = order(T0 + 1, "alice", market.asset, False, px, lot, reduce_only=True)
     _, events = run(s, [register(T0 - 1, "alice"), row])
     assert reasons(events) == ([] if ok else [Reason.InvalidPrice])
@@ -137,9 +153,18 @@ def test_price_grid(market: Any, px: int, ok: bool) -> None:
 
 @pytest.mark.parametrize(
     ("market", "sz", "ok"),
-    [(ETH, 10_000, True), (ETH, 30_000, True), (ETH, 5_000, False), (ETH, 10_001, False),
-     (BTC, 1_000, True), (BTC, 1_500, False), (SOL, 1_000_000, True), (SOL, 2_000_000, True), (SOL, 1_010_000, False),
-     (SOL, 999_999, False)],
+    [
+        (ETH, 10_000, True),
+        (ETH, 30_000, True),
+        (ETH, 5_000, False),
+        (ETH, 10_001, False),
+        (BTC, 1_000, True),
+        (BTC, 1_500, False),
+        (SOL, 1_000_000, True),
+        (SOL, 2_000_000, True),
+        (SOL, 1_010_000, False),
+        (SOL, 999_999, False),
+    ],
 )
 def test_size_must_be_whole_lots(market: Any, sz: int, ok: bool) -> None:
     # lots: ETH 10^4, BTC 10^3, SOL 10^6 (e8)
@@ -181,24 +206,28 @@ def test_reserve_is_at_max_of_limit_and_mark(
 
 
 def test_reserves_add_up_and_reduce_only_reserves_nothing() -> None:
-    _, events = run(S, base(
-        order(T0 + 1, "alice", 1, True, P, 30_000_000),  # 2000 * 0.3 = 600_000_000
-        order(T0 + 2, "alice", 1, False, 1000 * E8, 30_000_000),  # at the mark: 600_000_000
-        # exposure 1_200_000_000 now; 0.005 more = 10_000_000 -> 1_210_000_000 > cap
-        order(T0 + 3, "alice", 1, True, P, 500_000),
-        # reduce-only: reserves nothing and skips the cap (even with no position)
-        order(T0 + 4, "alice", 1, True, P, 50_000_000, reduce_only=True),
-    ))
+    _, events = run(
+        S,
+        base(
+            order(T0 + 1, "alice", 1, True, P, 30_000_000),  # 2000 * 0.3 = 600_000_000
+            order(T0 + 2, "alice", 1, False, 1000 * E8, 30_000_000),  # at the mark: 600_000_000
+            # exposure 1_200_000_000 now; 0.005 more = 10_000_000 -> 1_210_000_000 > cap
+            order(T0 + 3, "alice", 1, True, P, 500_000),
+            # reduce-only: reserves nothing and skips the cap (even with no position)
+            order(T0 + 4, "alice", 1, True, P, 50_000_000, reduce_only=True),
+        ),
+    )
     assert [(a.oid, a.reserve) for a in accepted(events)] == [
-        (1, 600_000_000), (2, 600_000_000), (3, 0)
+        (1, 600_000_000),
+        (2, 600_000_000),
+        (3, 0),
     ]
     assert reasons(events) == [Reason.PositionCapExceeded]
 
 
-@pytest.mark.parametrize(("is_buy", "ok_sz", "bad_sz"), [
-    (True, 38_230_000, 38_240_000),
-    (False, 37_750_000, 37_760_000),
-])
+@pytest.mark.parametrize(
+    ("is_buy", "ok_sz", "bad_sz"), [(True, 38_230_000, 38_240_000), (False, 37_750_000, 37_760_000)]
+)
 def test_exposure_counts_position_at_mark_and_equity_after_fees(
     is_buy: bool, ok_sz: int, bad_sz: int
 ) -> None:
@@ -225,16 +254,20 @@ def test_exposure_counts_position_at_mark_and_equity_after_fees(
     assert reasons(events) == [Reason.PositionCapExceeded]
     # oid 1 reserved 2000 * 0.1 = 200_000_000 (released when the IOC closed)
     assert [(a.oid, a.reserve) for a in accepted(events)] == [
-        (1, 200_000_000), (2, 955_750_000 if is_buy else 943_750_000)
+        (1, 200_000_000),
+        (2, 955_750_000 if is_buy else 943_750_000),
     ]
 
 
 def test_no_mark_rejects_only_non_reduce_only() -> None:
     # BTC: no ctx, no book, no trade yet -> no mark
-    _, events = run(S, base(
-        order(T0 + 1, "alice", 0, True, 50_000 * E8, 100_000),
-        order(T0 + 2, "alice", 0, False, 50_000 * E8, 100_000, reduce_only=True),
-    ))
+    _, events = run(
+        S,
+        base(
+            order(T0 + 1, "alice", 0, True, 50_000 * E8, 100_000),
+            order(T0 + 2, "alice", 0, False, 50_000 * E8, 100_000, reduce_only=True),
+        ),
+    )
     assert reasons(events) == [Reason.PositionCapExceeded]
     assert [(a.oid, a.asset, a.reserve) for a in accepted(events)] == [(1, 0, 0)]
 
@@ -261,7 +294,11 @@ def test_cloid_unique_among_the_entrys_open_orders() -> None:
     _, events = run(S, rows)
     assert reasons(events) == [Reason.OrderAlreadyExists, Reason.OrderAlreadyExists]
     assert [(a.entry, a.oid, a.cloid) for a in accepted(events)] == [
-        ("alice", 1, 42), ("bob", 2, 42), ("alice", 3, 0), ("alice", 4, 0), ("alice", 5, 0),
+        ("alice", 1, 42),
+        ("bob", 2, 42),
+        ("alice", 3, 0),
+        ("alice", 4, 0),
+        ("alice", 5, 0),
         ("alice", 6, 42),
     ]
 
@@ -339,5 +376,7 @@ def test_oids_count_across_entries_and_skip_rejections() -> None:
     ]
     _, events = run(S, rows)
     assert [(a.entry, a.oid, a.activates_at) for a in accepted(events)] == [
-        ("alice", 1, T0 + 2001), ("bob", 2, T0 + 2003), ("alice", 3, T0 + 2004)
+        ("alice", 1, T0 + 2001),
+        ("bob", 2, T0 + 2003),
+        ("alice", 3, T0 + 2004),
     ]

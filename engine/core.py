@@ -249,11 +249,14 @@ class Engine:
 
     def _after_end(self, msg: Order | Cancel, t: int) -> None:
         """The season is over: requests change nothing, but their senders get an answer."""
-        orders.parse_cloid(msg.cloid)  # a bad cloid makes the line bad, season or not
+        cloid = orders.parse_cloid(msg.cloid)  # a bad cloid makes the line bad, season or not
         if msg.entry in self.accounts:
-            request = "order" if isinstance(msg, Order) else "cancel"
+            request, oid = ("order", 0) if isinstance(msg, Order) else ("cancel", msg.oid or 0)
+            reason = ev.Reason.SeasonNotActive
             self.emit(
-                ev.Rejected(t=t, entry=msg.entry, reason=ev.Reason.SeasonNotActive, request=request)
+                ev.Rejected(
+                    t=t, entry=msg.entry, reason=reason, request=request, cloid=cloid, oid=oid
+                )
             )
 
     def _register(self, msg: Register, t: int) -> None:

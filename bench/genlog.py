@@ -2,11 +2,12 @@
 
 What it writes looks like the feed of late 2026 for BTC, ETH, SOL and HYPE: ``l2Book``
 snapshots about every 5 s per coin (20 levels a side, prices on the perp tick grid, sizes in
-whole lots as decimal strings), ``trades`` messages of 1-5 prints (random 15-16 digit tids,
+whole lots as decimal strings), ``trades`` messages of 1-5 prints (random 14-15 digit tids,
 exchange times a little before receipt, 64-hex hashes, some all-zero as for TWAP fills,
 buyer and seller addresses), ``activeAssetCtx`` every 1-3 s per coin with every field as a
 string, a ``tick`` every second, and a few hundred arena orders and cancels from six entries
-registered before the season starts. Message keys are in the order Hyperliquid sends them.
+registered before the season starts. Keys are in the order Hyperliquid's own messages use
+(``l2Book`` as in its historical archive, ``trades`` as in client libraries' fixtures).
 
 Everything comes from one ``random.Random(seed)``: the same arguments give the same bytes.
 Lines are built as strings (no json.dumps per line), so a million lines take seconds.
@@ -100,8 +101,8 @@ def frac_table(decimals: int) -> list[str]:
     return [f"{i:0{decimals}d}".rstrip("0") or "0" for i in range(10**decimals)]
 
 
-def lognormal_table(rng: random.Random, median: float, sigma: float, unit: float) -> list[int]:
-    """4096 quantiles of a lognormal size, in whole units (at least 1), shuffled."""
+def lognormal_table(median: float, sigma: float, unit: float) -> list[int]:
+    """4096 quantiles of a lognormal size, in whole units (at least 1), smallest first."""
     out = []
     for i in range(TABLE):
         q = (i + 0.5) / TABLE
@@ -114,7 +115,6 @@ def lognormal_table(rng: random.Random, median: float, sigma: float, unit: float
             else:
                 hi = mid
         out.append(max(1, round(median * math.exp(sigma * lo) / unit)))
-    rng.shuffle(out)
     return out
 
 
@@ -182,8 +182,8 @@ class Market:
         self.lot_e8 = 10 ** (8 - spec.sz_decimals)
         self.tick_e8 = 10 ** (8 - spec.px_decimals)
         lot = 1 / self.sz_scale
-        self.level_sizes = lognormal_table(rng, spec.book_size, 1.5, lot)
-        self.trade_sizes = lognormal_table(rng, spec.trade_size, 1.4, lot)
+        self.level_sizes = lognormal_table(spec.book_size, 1.5, lot)
+        self.trade_sizes = lognormal_table(spec.trade_size, 1.4, lot)
         self.bid = spec.px0
         self.spread = 1
         self.t = 0  # time of the last price update
@@ -255,15 +255,14 @@ class Market:
             f'"time":{time},"levels":[[{sides[0]}],[{sides[1]}]]}}}}}}'
         )
 
-    def trades(self, t: int, users: list[str]) -> tuple[str, int, int]:
-        """A trades message; returns the line, its print count and summed notional (e4)."""
+    def trades(self, t: int, users: list[str]) -> tuple[str, int]:
+        """A trades message and its number of prints."""
         rng = self.rng
         getbits = rng.getrandbits
         r = rng.random()
         count = 1 if r < 0.45 else 2 if r < 0.70 else 3 if r < 0.85 else 4 if r < 0.95 else 5
         time = max(self.last_trade_time, t - 30 - getbits(8))
         prints = []
-        ntl = 0
         coin = self.spec.coin
         buy = getbits(1) == 1
         for _ in range(count):
@@ -273,7 +272,6 @@ class Market:
             walk = 1 if (bits >> 3) & 15 == 0 else 0  # sometimes one tick through the top
             px = self.ask + walk if buy else self.bid - walk
             lots = self.trade_sizes[(bits >> 7) & MASK]
-            ntl += px * lots
             h = ZERO_HASH if (bits >> 19) & 15 == 0 else f"0x{getbits(256):064x}"
             tid = (1 << 46) + getbits(49)
             buyer = users[getbits(11)]
@@ -286,7 +284,7 @@ class Market:
             time += (bits >> 23) & 1  # prints of one message share a block time, or the next
         self.last_trade_time = time
         line = f'{{"t":{t},"hl":{{"channel":"trades","data":[{",".join(prints)}]}}}}'
-        return line, count, ntl
+        return line, count
 
     def ctx(self, t: int) -> str:
         rng = self.rng
@@ -298,16 +296,13 @@ class Market:
         self.funding_e10 += (125_000 - self.funding_e10) // 50  # pulled back toward interest
         self.oi_lots = max(1, self.oi_lots + round(rng.gauss(0.0, 0.0004) * self.oi_lots))
         self.day_ntl_e4 += round(abs(rng.gauss(0.0, 1.0)) * spec.day_volume / 30_000 * 10_000)
-        day_base = self.day_ntl_e4 * self.sz_scale // (mark * 10_000) * self.px_scale
+        day_base = self.day_ntl_e4 * self.sz_scale * self.px_scale // (mark * 10_000)
         premium_e8 = (oracle - mark) * E8 // max(oracle, 1) + round(rng.gauss(0.0, 5_000))
         thin = rng.random() < 0.01  # a thin book: Hyperliquid sends null for these
         mid_s = "null" if thin else f'"{signed(mid2 * 5, spec.px_decimals + 1)}"'
         prem_s = "null" if thin else f'"{signed(premium_e8, 8)}"'
-        impact = (
-            "null"
-            if thin
-            else f'["{self.px(self.bid - rng.randrange(2))}","{self.px(self.ask + rng.randrange(2))}"]'
-        )
+        lo, hi = self.px(self.bid - rng.randrange(2)), self.px(self.ask + rng.randrange(2))
+        impact = "null" if thin else f'["{lo}","{hi}"]'
         ntl_w, ntl_f = divmod(self.day_ntl_e4, 10_000)
         return (
             f'{{"t":{t},"hl":{{"channel":"activeAssetCtx","data":{{"coin":"{spec.coin}",'
@@ -388,10 +383,7 @@ class Arena:
 
     def cancel(self, t: int, entry: Entry, cloid: int) -> str:
         entry.open = [o for o in entry.open if o[2] != cloid]
-        if cloid > 0:
-            ref = f'"cloid":"0x{cloid:x}"'
-        else:
-            ref = f'"oid":{-cloid}'
+        ref = f'"cloid":"0x{cloid:x}"' if cloid > 0 else f'"oid":{-cloid}'
         return f'{{"t":{t},"arena":{{"type":"cancel","entry":"{entry.name}",{ref}}}}}'
 
     def order(self, t: int, idx: int, entry: Entry) -> str:
@@ -403,11 +395,11 @@ class Arena:
         mark_e8 = (m.bid + m.ask) * m.tick_e8 // 2
         pos = entry.pos_lots.get(spec.coin, 0)
         pos_usd = pos * m.lot_e8 * mark_e8 // (E8 * E8)
-        exposure_e6 = sum(o[1] for o in entry.open) + sum(
-            abs(p) * self.markets[c].lot_e8 * self.markets[c].bid * self.markets[c].tick_e8
-            // 10**10
-            for c, p in entry.pos_lots.items()
-        )
+        held_e6 = 0
+        for c, p in entry.pos_lots.items():
+            other = self.markets[c]
+            held_e6 += abs(p) * other.lot_e8 * other.bid * other.tick_e8 // 10**10
+        exposure_e6 = sum(o[1] for o in entry.open) + held_e6
         room_e6 = EQUITY_E6 * 10 // 100 - exposure_e6  # 10%: a margin under the 12% cap
         reduce = pos != 0 and (room_e6 < 30 * E6 or rng.random() < 0.12)
         buy = (pos < 0) if reduce else rng.random() < 0.5 - max(-0.35, min(0.35, pos_usd / 800))
@@ -533,7 +525,7 @@ def generate(out: IO[str], n_inputs: int, seed: int, rules_sha256: str) -> GenSt
                     line = m.ctx(t)
                     stats.ctxs += 1
                 else:
-                    line, count, _ = m.trades(t, users)
+                    line, count = m.trades(t, users)
                     stats.trades += 1
                     stats.prints += count
             buf.append(line)
@@ -573,16 +565,3 @@ def write_log(directory: Path, n_inputs: int, seed: int) -> tuple[Path, Path, Ge
     if load_season(season).rules_sha256 != rules:
         raise AssertionError("season file's rules changed while writing the log")
     return log, season, stats
-
-
-def write_prefix(src: Path, dst: Path, n_inputs: int) -> int:
-    """Copy the header and the first ``n_inputs`` inputs of ``src``; return the last ``t``."""
-    last = b""
-    with src.open("rb") as fin, dst.open("wb") as fout:
-        fout.write(fin.readline())
-        for i, line in enumerate(fin):
-            if i == n_inputs:
-                break
-            fout.write(line)
-            last = line
-    return int(last[5 : last.index(b",")])

@@ -133,7 +133,7 @@ def replay(
     rows: dict[tuple[str, int], ev.ScoreRow] = {}
     fills = 0
     apply = eng.apply
-    check_every = 0x3FFF
+    n = 0
     for line in reader:
         try:
             out = apply(line)
@@ -151,8 +151,9 @@ def replay(
                     rows[(e.entry, e.day)] = e
                 if on_event is not None:
                     on_event(e)
-        if progress is not None and not reader.inputs & check_every:
-            progress.update(reader.inputs, line.t)
+        n += 1  # noqa: SIM113 - cheaper than enumerate's tuples on this loop
+        if not n & 0x3FFF and progress is not None:
+            progress.update(n, line.t)
     if progress is not None:
         progress.done()
     return ReplayResult(

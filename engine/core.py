@@ -30,7 +30,7 @@ from engine.inputs import (
 )
 from engine.season import Season, check_season
 from engine.state import Account, AssetState, OpenOrder
-from engine.units import parse_e8, parse_fraction, tdiv
+from engine.units import E8_MEMO, FRACTION_MEMO, parse_e8, parse_fraction, tdiv
 
 FUNDING, PERF_FEE, MARK = 2, 3, 4  # timed-event priorities after cancel (0) and expiry (1)
 NEVER = 1 << 62
@@ -73,13 +73,20 @@ class Engine:
         self.t = t
         if t >= self._next_due:
             self._run_due(t)
+        hl = line.hl
         if not self.over:
-            if line.hl is not None:
-                self._market(line.hl, t)
+            if hl is not None:  # dispatched here, not in a method: this runs for every line
+                if type(hl) is Trades:
+                    self._trades(hl, t)
+                elif type(hl) is Book:
+                    self._book(hl.data, t)
+                else:
+                    assert isinstance(hl, AssetCtx)
+                    self._ctx(hl.data)
             elif line.arena is not None:
                 self._arena(line.arena, t)
-        elif line.hl is not None:
-            self._check_market(line.hl)
+        elif hl is not None:
+            self._check_market(hl)
         elif isinstance(line.arena, Order | Cancel):
             self._after_end(line.arena, t)
         out = self._out
@@ -160,14 +167,6 @@ class Engine:
 
     # ---- inputs ----------------------------------------------------------------------
 
-    def _market(self, hl: Book | Trades | AssetCtx, t: int) -> None:
-        if isinstance(hl, Book):
-            self._book(hl.data, t)
-        elif isinstance(hl, Trades):
-            self._trades(hl, t)
-        else:
-            self._ctx(hl.data)
-
     def _book(self, book: BookData, t: int) -> None:
         a = self.by_coin.get(book.coin)
         if a is None:
@@ -180,15 +179,22 @@ class Engine:
             fills.activate(self, a, book, t)
 
     def _trades(self, msg: Trades, t: int) -> None:
+        memo = E8_MEMO
+        by_coin = self.by_coin
         for trade in msg.data:
-            a = self.by_coin.get(trade.coin)
-            if a is None:
+            try:  # subscripts, not .get(): this loop runs for every print of the feed
+                a = by_coin[trade.coin]
+            except KeyError:
                 continue
             try:
-                px = parse_e8(trade.px)
-                sz = parse_e8(trade.sz)
-            except ValueError as exc:
-                raise MalformedInput(f"trade: {exc}") from None
+                px = memo[trade.px]
+                sz = memo[trade.sz]
+            except KeyError:
+                try:
+                    px = parse_e8(trade.px)
+                    sz = parse_e8(trade.sz)
+                except ValueError as exc:
+                    raise MalformedInput(f"trade: {exc}") from None
             time = trade.time
             last = a.last_trade_time
             if last is None or time > last:
@@ -207,13 +213,14 @@ class Engine:
         if a is None:
             return
         ctx = data.ctx
+        memo = E8_MEMO
         try:
             if ctx.markPx is not None:
-                a.ctx_mark = parse_e8(ctx.markPx)
+                a.ctx_mark = memo.get(ctx.markPx) or parse_e8(ctx.markPx)
             if ctx.oraclePx is not None:
-                a.oracle = parse_e8(ctx.oraclePx)
+                a.oracle = memo.get(ctx.oraclePx) or parse_e8(ctx.oraclePx)
             if ctx.funding is not None:
-                a.funding = parse_fraction(ctx.funding)
+                a.funding = FRACTION_MEMO.get(ctx.funding) or parse_fraction(ctx.funding)
         except ValueError as exc:
             raise MalformedInput(f"activeAssetCtx: {exc}") from None
 

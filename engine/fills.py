@@ -143,14 +143,16 @@ def activate(eng: Engine, a: AssetState, book: BookData, t: int) -> None:
 
 def on_print(eng: Engine, a: AssetState, t: int, px: int, sz: int, time: int) -> None:
     """One applied public trade: fill resting orders it prints strictly through, as maker."""
-    cap = lots_down(tdiv(sz * eng.rules.print_fraction_pct, 100), a.lot)
-    if cap <= 0:
-        return
+    cap = -1  # computed on the first order the print goes through: most go through none
     for order in list(a.resting):
         if time < order.act_book_time:
             continue
         if not ((px < order.limit_px) if order.is_buy else (px > order.limit_px)):
             continue
+        if cap < 0:
+            cap = lots_down(tdiv(sz * eng.rules.print_fraction_pct, 100), a.lot)
+            if cap <= 0:
+                return
         q = min(order.sz - order.filled, cap)
         if order.reduce_only:
             q = min(q, reduce_only_room(order))

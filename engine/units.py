@@ -46,11 +46,7 @@ def lot_e8(sz_decimals: int) -> int:
     return lot
 
 
-def parse_e8(text: str) -> int:
-    """Parse a decimal string into e8, truncating toward zero past 8 decimals.
-
-    Raises ValueError for anything but ``[-]digits[.digits]``.
-    """
+def _parse_e8(text: str) -> int:
     m = _DECIMAL.fullmatch(text)
     if m is None:
         raise ValueError(f"not a decimal string: {text!r}")
@@ -61,8 +57,29 @@ def parse_e8(text: str) -> int:
     return -value if sign else value
 
 
-def parse_fraction(text: str) -> tuple[int, int]:
-    """Parse a decimal string exactly as ``(num, den)`` with ``den = 10**k``."""
+# Memos of parsed decimals: the feed repeats the same few thousand prices, sizes and rates.
+# They hold a pure function's results, so they cannot change an outcome; each is bounded so
+# memory stays flat however long the log.
+E8_MEMO: dict[str, int] = {}
+FRACTION_MEMO: dict[str, tuple[int, int]] = {}
+_MEMO_MAX = 1 << 16
+
+
+def parse_e8(text: str) -> int:
+    """Parse a decimal string into e8, truncating toward zero past 8 decimals.
+
+    Raises ValueError for anything but ``[-]digits[.digits]``.
+    """
+    value = E8_MEMO.get(text)
+    if value is None:
+        value = _parse_e8(text)
+        if len(E8_MEMO) >= _MEMO_MAX:
+            E8_MEMO.clear()
+        E8_MEMO[text] = value
+    return value
+
+
+def _parse_fraction(text: str) -> tuple[int, int]:
     m = _DECIMAL.fullmatch(text)
     if m is None:
         raise ValueError(f"not a decimal string: {text!r}")
@@ -70,6 +87,17 @@ def parse_fraction(text: str) -> tuple[int, int]:
     frac = frac or ""
     num = int(whole + frac)
     return (-num if sign else num), 10 ** len(frac)
+
+
+def parse_fraction(text: str) -> tuple[int, int]:
+    """Parse a decimal string exactly as ``(num, den)`` with ``den = 10**k``."""
+    value = FRACTION_MEMO.get(text)
+    if value is None:
+        value = _parse_fraction(text)
+        if len(FRACTION_MEMO) >= _MEMO_MAX:
+            FRACTION_MEMO.clear()
+        FRACTION_MEMO[text] = value
+    return value
 
 
 def price_on_grid(px_e8: int, sz_decimals: int) -> bool:

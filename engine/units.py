@@ -12,7 +12,9 @@ May not touch: floats, clocks, I/O.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
+T = TypeVar("T")
 E8 = 10**8
 E10 = 10**10
 DAY_MS = 86_400_000
@@ -65,18 +67,20 @@ FRACTION_MEMO: dict[str, tuple[int, int]] = {}
 _MEMO_MAX = 1 << 16
 
 
+def _remember(memo: dict[str, T], text: str, value: T) -> T:
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[text] = value
+    return value
+
+
 def parse_e8(text: str) -> int:
     """Parse a decimal string into e8, truncating toward zero past 8 decimals.
 
     Raises ValueError for anything but ``[-]digits[.digits]``.
     """
     value = E8_MEMO.get(text)
-    if value is None:
-        value = _parse_e8(text)
-        if len(E8_MEMO) >= _MEMO_MAX:
-            E8_MEMO.clear()
-        E8_MEMO[text] = value
-    return value
+    return _remember(E8_MEMO, text, _parse_e8(text)) if value is None else value
 
 
 def _parse_fraction(text: str) -> tuple[int, int]:
@@ -92,12 +96,7 @@ def _parse_fraction(text: str) -> tuple[int, int]:
 def parse_fraction(text: str) -> tuple[int, int]:
     """Parse a decimal string exactly as ``(num, den)`` with ``den = 10**k``."""
     value = FRACTION_MEMO.get(text)
-    if value is None:
-        value = _parse_fraction(text)
-        if len(FRACTION_MEMO) >= _MEMO_MAX:
-            FRACTION_MEMO.clear()
-        FRACTION_MEMO[text] = value
-    return value
+    return _remember(FRACTION_MEMO, text, _parse_fraction(text)) if value is None else value
 
 
 def price_on_grid(px_e8: int, sz_decimals: int) -> bool:

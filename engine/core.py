@@ -90,8 +90,9 @@ class Engine:
         elif isinstance(line.arena, Order | Cancel):
             self._after_end(line.arena, t)
         out = self._out
-        if out:
-            self._out = []
+        if not out:
+            return []  # a new list: the caller may keep it, and _out fills up again later
+        self._out = []
         return out
 
     def emit(self, event: ev.AnyEvent) -> None:

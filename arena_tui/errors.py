@@ -6,9 +6,10 @@ import sys
 from typing import NoReturn
 
 from arena_tui.logfile import LogError
+from arena_tui.meta import MetaError
 from arena_tui.seasonfile import SeasonError
 
-KNOWN = (LogError, SeasonError)
+KNOWN = (LogError, SeasonError, MetaError)
 EXIT_ERROR = 1
 
 

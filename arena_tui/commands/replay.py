@@ -80,6 +80,7 @@ def replay_command(
         list[Path],
         typer.Argument(
             help="Log files in order (plain, .gz or .lz4 JSON Lines; see docs/log-format.md).",
+            metavar="LOG",
             dir_okay=False,
         ),
     ],
@@ -104,9 +105,11 @@ def replay_command(
 ) -> None:
     """Replay LOG... through the Season 0 engine and print the ranking.
 
-    Same log + same season = the same fills, marks and scores, to the last unit, on any
-    machine. [bold]--json[/] prints the contract's replay object; a log started under other
-    rules is refused, naming both hashes.
+    Same log + same season = the same fills, marks and scores, on any machine.
+
+    [bold]--json[/] prints the contract's replay object for programs.
+
+    A log started under other rules is refused, naming both hashes.
 
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """

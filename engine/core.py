@@ -26,6 +26,7 @@ from engine.inputs import (
     MalformedInput,
     Order,
     Register,
+    Trade,
     Trades,
 )
 from engine.season import Season, check_season
@@ -62,6 +63,9 @@ class Engine:
         self._next_mark = self._first_boundary(self.rules.mark_interval_ms)
         self._next_due = 0
         self._out: list[ev.AnyEvent] = []
+        # Observers (a backtest's strategies) may ask for the prints each input applied.
+        self.record_prints = False
+        self.applied_prints: list[Trade] = []
         self._refresh_due()
 
     # ---- the interface ---------------------------------------------------------------
@@ -182,6 +186,9 @@ class Engine:
     def _trades(self, msg: Trades, t: int) -> None:
         memo = E8_MEMO
         by_coin = self.by_coin
+        record = self.record_prints
+        if record:
+            self.applied_prints = []
         for trade in msg.data:
             try:  # subscripts, not .get(): this loop runs for every print of the feed
                 a = by_coin[trade.coin]
@@ -206,6 +213,8 @@ class Engine:
             else:
                 continue  # a resent print: fills nothing, sets no mark
             a.trade_px = px
+            if record:
+                self.applied_prints.append(trade)
             if a.resting:
                 fills.on_print(self, a, t, px, sz, time)
 

@@ -46,6 +46,7 @@ class Trade(Struct, frozen=True):
     sz: str
     time: int
     tid: int
+    side: str = ""  # the aggressor, "B" or "A": for strategies; the engine does not use it
 
 
 class Ctx(Struct, frozen=True):
@@ -133,6 +134,8 @@ class Header(Struct, frozen=True):
     rules_sha256: str | None = None
     recording: str | None = None
     markets: list[Market] | None = None
+    start: int | None = None  # a run log's season window, checked against the season file
+    end: int | None = None
 
 
 def tick(t: int) -> Line:

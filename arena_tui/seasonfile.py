@@ -91,11 +91,16 @@ def load_season(path: str | Path) -> Season:
 
 
 def find_season_file(season_id: str, logs: Sequence[str | Path]) -> Path | None:
-    """Where a log naming season ``season_id`` may find its file: ./seasons, or beside it."""
-    dirs = [Path("seasons")]
+    """Where a log naming season ``season_id`` may find its file.
+
+    Beside the log first (a backtest writes its season there), then ``../seasons`` from
+    the log, then ``./seasons``.
+    """
+    dirs: list[Path] = []
     for log in logs:
         parent = Path(log).resolve().parent
         dirs += [parent, parent.parent / "seasons"]
+    dirs.append(Path("seasons"))
     for d in dirs:
         for ext in (".toml", ".json"):
             candidate = d / f"{season_id}{ext}"
@@ -183,5 +188,12 @@ def resolve_season(paths: Sequence[str], season_path: str | Path | None) -> Seas
             raise SeasonError(
                 f"{path} was started under rules {header.rules_sha256}, but season "
                 f"{season.id!r} has rules {want}: refusing to replay under other rules"
+            )
+        window = (header.start, header.end)
+        if header.start is not None and window != (season.start, season.end):
+            raise SeasonError(
+                f"{path} was written for the window {header.start} -> {header.end}, but "
+                f"season {season.id!r} runs {season.start} -> {season.end}: pass the season "
+                "file it was run under"
             )
     return season

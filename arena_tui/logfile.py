@@ -13,8 +13,9 @@ import gzip
 import hashlib
 import io
 import os
+import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,11 +53,16 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     return open(name, "rb")
 
 
-def iter_raw_lines(path: str | os.PathLike[str], hasher: Any = None) -> Iterator[bytes]:
+def iter_raw_lines(
+    path: str | os.PathLike[str],
+    hasher: Any = None,
+    torn: Callable[[bytes], None] | None = None,
+) -> Iterator[bytes]:
     """Complete lines of a file (without ``\\n``); a torn final line is dropped.
 
-    Every decompressed byte, torn tail included, is fed to ``hasher`` if given. A truncated
-    or corrupt compressed stream raises LogError.
+    Every decompressed byte, torn tail included, is fed to ``hasher`` if given; a torn tail
+    is passed to ``torn`` if given (for a checker that reports it). A truncated or corrupt
+    compressed stream raises LogError.
     """
     try:
         with open_binary(path) as f:
@@ -70,6 +76,8 @@ def iter_raw_lines(path: str | os.PathLike[str], hasher: Any = None) -> Iterator
                 lines = (rest + chunk).split(b"\n")
                 rest = lines.pop()
                 yield from lines
+            if rest and torn is not None:
+                torn(rest)
     except FileNotFoundError:
         raise LogError(path, None, "no such file") from None
     except (EOFError, OSError, RuntimeError, zlib.error) as exc:
@@ -109,6 +117,7 @@ class LogReader:
         self.path = ""
         self.lineno = 0
         self.inputs = 0
+        self.raw = b""
         self._hasher = hashlib.sha256()
 
     @property
@@ -140,6 +149,7 @@ class LogReader:
                         for raw in lines:
                             n += 1
                             self.lineno = n
+                            self.raw = raw  # the line's bytes, for a backtest's run log
                             try:
                                 line = decode(raw)
                             except msgspec.DecodeError as exc:
@@ -161,41 +171,65 @@ class LogReader:
     def _slow(self, raw: bytes, exc: msgspec.DecodeError) -> Line:
         """A line the typed decoder refused: an ignorable input, or one clear error."""
         try:
-            obj = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            raise self.error("not valid JSON") from None
-        if not isinstance(obj, dict):
-            raise self.error("not a JSON object")
-        if "t" not in obj:
-            raise self.error('no "t"')
-        t = obj["t"]
-        if type(t) is not int:
-            raise self.error(f'"t" must be an integer, got {type(t).__name__} {t!r}')
-        hl, arena = obj.get("hl"), obj.get("arena")
-        if hl is not None and arena is not None:
-            raise self.error('a line holds "hl" or "arena", not both')
-        if hl is not None and self._concerns(hl):
-            raise self.error(f"bad {hl.get('channel')} message: {exc}")
-        if isinstance(arena, dict) and arena.get("type") in KNOWN_ARENA_TYPES:
-            raise self.error(f"bad arena {arena['type']}: {exc}")
-        if arena is not None and not isinstance(arena, dict):
-            raise self.error('"arena" must be an object')
-        return Line(t=t)  # another channel, another arena type, or another coin: ignored
+            return refused_line(raw, exc, self.coins)
+        except BadLine as bad:
+            raise self.error(str(bad)) from None
 
-    def _concerns(self, hl: Any) -> bool:
-        """Whether a refused ``hl`` message is known market data for one of our coins."""
-        if not isinstance(hl, dict):
-            return True
-        if hl.get("channel") not in KNOWN_CHANNELS:
-            return False
-        data = hl.get("data")
-        if self.coins is None:
-            return True
-        if isinstance(data, dict):
-            return data.get("coin") in self.coins or not isinstance(data.get("coin"), str)
-        if isinstance(data, list):
-            return any(not isinstance(d, dict) or d.get("coin") in self.coins for d in data)
+
+class BadLine(ValueError):
+    """Why one line is bad, without the file and line (the caller knows those)."""
+
+
+def decode_line(raw: bytes, coins: frozenset[str] | None = None) -> Line:
+    """One input line as LogReader decodes it (``t`` order aside); BadLine if it is bad.
+
+    For checkers and importers that judge lines one at a time; LogReader inlines this.
+    """
+    try:
+        return _LINE.decode(raw)
+    except msgspec.DecodeError as exc:
+        return refused_line(raw, exc, coins)
+
+
+def refused_line(raw: bytes, exc: msgspec.DecodeError, coins: frozenset[str] | None) -> Line:
+    """A line the typed decoder refused: an ignorable input, or BadLine saying why."""
+    try:
+        obj = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise BadLine("not valid JSON") from None
+    if not isinstance(obj, dict):
+        raise BadLine("not a JSON object")
+    if "t" not in obj:
+        raise BadLine('no "t"')
+    t = obj["t"]
+    if type(t) is not int:
+        raise BadLine(f'"t" must be an integer, got {type(t).__name__} {t!r}')
+    hl, arena = obj.get("hl"), obj.get("arena")
+    if hl is not None and arena is not None:
+        raise BadLine('a line holds "hl" or "arena", not both')
+    if hl is not None and _concerns(hl, coins):
+        raise BadLine(f"bad {hl.get('channel')} message: {exc}")
+    if isinstance(arena, dict) and arena.get("type") in KNOWN_ARENA_TYPES:
+        raise BadLine(f"bad arena {arena['type']}: {exc}")
+    if arena is not None and not isinstance(arena, dict):
+        raise BadLine('"arena" must be an object')
+    return Line(t=t)  # another channel, another arena type, or another coin: ignored
+
+
+def _concerns(hl: Any, coins: frozenset[str] | None) -> bool:
+    """Whether a refused ``hl`` message is known market data for one of ``coins`` (None: all)."""
+    if not isinstance(hl, dict):
         return True
+    if hl.get("channel") not in KNOWN_CHANNELS:
+        return False
+    data = hl.get("data")
+    if coins is None:
+        return True
+    if isinstance(data, dict):
+        return data.get("coin") in coins or not isinstance(data.get("coin"), str)
+    if isinstance(data, list):
+        return any(not isinstance(d, dict) or d.get("coin") in coins for d in data)
+    return True
 
 
 class LogWriter:
@@ -203,13 +237,29 @@ class LogWriter:
 
     A new (or empty) file gets ``header`` as line 1. An existing file is appended to; a torn
     final line left by a crash is cut off first, so the next line starts clean.
+
+    ``group_fsync_s`` (for a recorder): instead of an fsync per line, every line is handed
+    to the OS as it is written (a kill -9 loses nothing) and fsynced at most every
+    ``group_fsync_s`` seconds, on ``maybe_sync()`` once that much time has passed, and on
+    close (a power loss loses at most the last ``group_fsync_s``).
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], header: dict[str, Any], fsync: bool = True
+        self,
+        path: str | os.PathLike[str],
+        header: dict[str, Any],
+        fsync: bool = True,
+        *,
+        group_fsync_s: float | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.path = Path(path)
-        self.fsync = fsync
+        self.fsync = fsync and group_fsync_s is None
+        self.group_fsync_s = group_fsync_s
+        self._monotonic = monotonic
+        self._synced_at = monotonic()
+        self._dirty = False
+        self.syncs = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
         self.existing_header: Header | None = None
@@ -246,6 +296,10 @@ class LogWriter:
         self._f.write(line + b"\n")
         if self.fsync:
             self._sync()
+        elif self.group_fsync_s is not None:
+            self._f.flush()
+            self._dirty = True
+            self.maybe_sync()
 
     def write(self, t: int, *, hl: bytes | None = None, arena: Any = None) -> None:
         """Append an input: ``hl`` as the verbatim WebSocket message bytes, or ``arena``."""
@@ -254,9 +308,20 @@ class LogWriter:
         else:
             self.write_raw(b'{"t":%d,"arena":%s}' % (t, _ENCODER.encode(arena)))
 
+    def maybe_sync(self) -> None:
+        """Group fsync: fsync if lines are waiting and ``group_fsync_s`` has passed."""
+        due = self.group_fsync_s is not None and (
+            self._monotonic() - self._synced_at >= self.group_fsync_s
+        )
+        if self._dirty and due:
+            self._sync()
+
     def _sync(self) -> None:
         self._f.flush()
         os.fsync(self._f.fileno())
+        self.syncs += 1
+        self._synced_at = self._monotonic()
+        self._dirty = False
 
     def close(self) -> None:
         if not self._f.closed:

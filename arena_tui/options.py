@@ -7,13 +7,15 @@ from typing import Annotated
 
 import typer
 
+from arena_tui.meta import INFO_URL, MetaError
+
 SeasonOpt = Annotated[
     Path | None,
     typer.Option(
         "--season",
         "-s",
         help="Season file (TOML or JSON) to replay under. Default: the season the log names "
-        "(found in ./seasons or beside the log), else the backtest defaults: Season 0 rules, "
+        "(found beside the log or in ./seasons), else the backtest defaults: Season 0 rules, "
         "the markets in the log headers, the whole minutes the log spans.",
         dir_okay=False,
     ),
@@ -21,3 +23,27 @@ SeasonOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print JSON for programs instead of a table.")
 ]
+MetaOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--meta",
+        help='A saved answer of Hyperliquid\'s {"type":"meta"} (JSON) to take asset indexes '
+        "and szDecimals from, offline. Default: ask --info-url.",
+        dir_okay=False,
+    ),
+]
+InfoUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--info-url",
+        help="Hyperliquid info endpoint to fetch meta from when no --meta is given. "
+        "Default: https://api.hyperliquid.xyz/info.",
+    ),
+]
+
+
+def meta_source(meta: Path | None, info_url: str | None) -> tuple[Path | None, str]:
+    """``--meta`` or ``--info-url`` (not both), as ``meta.get_markets`` takes them."""
+    if meta is not None and info_url is not None:
+        raise MetaError("give --meta FILE or --info-url URL, not both")
+    return meta, info_url or INFO_URL

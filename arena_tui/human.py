@@ -1,0 +1,75 @@
+"""Times, durations and a progress line for people, shared by the summaries of several commands.
+
+Machines read ``--json`` (integer ms); this module only renders, so nothing here may feed a
+result back into a log or a score.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import time
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def utc_ms(ms: int | None) -> str:
+    """``2024-01-01 12:00:01.138`` (UTC, to the ms)."""
+    if ms is None:
+        return "-"
+    try:
+        d = _EPOCH + dt.timedelta(milliseconds=ms)
+    except OverflowError:
+        return f"{ms} ms"
+    return d.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}"
+
+
+def duration(ms: int | None) -> str:
+    """``850 ms``, ``12.3 s``, ``4 min 05 s``, ``3 h 02 min``, ``2 d 04 h``."""
+    if ms is None:
+        return "-"
+    sign, ms = ("-", -ms) if ms < 0 else ("", ms)
+    s = ms // 1000
+    if ms < 1000:
+        text = f"{ms} ms"
+    elif s < 60:
+        text = f"{s}.{ms % 1000 // 100} s"
+    elif s < 3600:
+        text = f"{s // 60} min {s % 60:02d} s"
+    elif s < 86_400:
+        text = f"{s // 3600} h {s % 3600 // 60:02d} min"
+    else:
+        text = f"{s // 86_400} d {s % 86_400 // 3600:02d} h"
+    return sign + text
+
+
+def time_range(first: int | None, last: int | None) -> str:
+    if first is None or last is None:
+        return "no inputs"
+    return f"{utc_ms(first)} -> {utc_ms(last)} UTC ({duration(last - first)})"
+
+
+class Ticker:
+    """A status line on stderr for long work, only when stderr is a terminal."""
+
+    def __init__(self, label: str, enabled: bool | None = None, every_s: float = 0.5) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.every_s = every_s
+        self.shown = time.monotonic()
+        self.dirty = False
+
+    def __call__(self, lines: int, t: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.shown < self.every_s:
+            return
+        self.shown = now
+        self.dirty = True
+        sys.stderr.write(f"\r{self.label}: {lines:,} lines, at {utc_ms(t)} UTC ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.dirty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.dirty = False

@@ -1,0 +1,150 @@
+"""``arena synth``: write a synthetic, Hyperliquid-shaped recording to backtest on."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from arena_tui.errors import fail
+from arena_tui.human import Ticker, time_range
+from arena_tui.meta import load_meta_file, parse_coins
+from arena_tui.options import JsonOpt
+from arena_tui.replay import dumps
+from arena_tui.synth import (
+    DEFAULT_START,
+    Stats,
+    SynthError,
+    choose_markets,
+    end_of,
+    hours_text,
+    parse_start,
+    write,
+    write_file,
+)
+
+
+def default_out(coins: list[str], start_ms: int, hours: float, seed: int) -> Path:
+    """``recordings/synth-BTC-ETH-SOL-20261201T0000Z-24h-seed7.jsonl.gz``."""
+    names = "-".join(re.sub(r"[^A-Za-z0-9]", "_", c) for c in coins[:4])
+    if len(coins) > 4:
+        names += f"-and-{len(coins) - 4}-more"
+    stamp = time.strftime("%Y%m%dT%H%MZ", time.gmtime(start_ms // 1000))
+    return Path("recordings") / f"synth-{names}-{stamp}-{hours_text(hours)}h-seed{seed}.jsonl.gz"
+
+
+def summary(
+    out: str, stats: Stats, coins: list[str], seed: int, start_ms: int, end_ms: int, seconds: float
+) -> dict[str, Any]:
+    size = Path(out).stat().st_size if out != "-" else stats.bytes
+    return {
+        "out": out,
+        "coins": coins,
+        "seed": seed,
+        "start": start_ms,
+        "end": end_ms,
+        "lines": stats.lines + 1,
+        "bytes": stats.bytes,
+        "file_bytes": size,
+        "books": stats.total("books"),
+        "trades": stats.total("trades"),
+        "prints": stats.total("prints"),
+        "ctxs": stats.total("ctxs"),
+        "by_coin": stats.by_coin,
+        "seconds": round(seconds, 3),
+    }
+
+
+def synth_command(
+    coins: Annotated[
+        str,
+        typer.Option(
+            "--coins",
+            "-c",
+            help="Coins, comma-separated. Built in: BTC, ETH, SOL, HYPE (Hyperliquid "
+            "mainnet's asset indexes and szDecimals); others need --meta.",
+        ),
+    ] = "BTC,ETH,SOL",
+    hours: Annotated[
+        float, typer.Option("--hours", help="How long the recording runs (0.5 = 30 min).")
+    ] = 24.0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="The random seed: same seed, same bytes.")
+    ] = 7,
+    start: Annotated[
+        str, typer.Option("--start", help="Its first instant, UTC (ISO 8601; a date = midnight).")
+    ] = DEFAULT_START,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The file to write (.gz: gzip, .lz4: LZ4, else plain JSON Lines; - for "
+            "stdout). Default: recordings/synth-<coins>-<start>-<hours>h-seed<seed>.jsonl.gz.",
+            dir_okay=False,
+        ),
+    ] = None,
+    meta: Annotated[
+        Path | None,
+        typer.Option(
+            "--meta",
+            help='A saved answer of Hyperliquid\'s {"type":"meta"} (JSON): asset indexes and '
+            "szDecimals for coins the built-in table lacks (they get a generic market shape).",
+            dir_okay=False,
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a [bold]synthetic[/] recording: made-up, Hyperliquid-shaped market data, offline.
+
+    Per coin, a seeded random market: a random walk with trends, bursts and overshoots.
+
+    Trades print at or through the touch and lean the way the price is about to go.
+
+    As Hyperliquid's WebSocket sends it: a 20-level l2Book every ~5 s, trades, activeAssetCtx.
+
+    The header says "recording": "synthetic". Same arguments, same bytes; shorter = a prefix.
+
+    Backtest on it with [cyan]arena replay FILE[/]; [bold]--json[/] prints a summary on stdout.
+
+    Example: [cyan]arena synth --coins BTC,ETH,SOL --hours 6 --seed 7 --out day.jsonl.gz[/]
+    """
+    try:
+        names = parse_coins(coins)
+        markets = choose_markets(names, load_meta_file(meta) if meta is not None else None)
+        start_ms = parse_start(start)
+        end_ms = end_of(start_ms, hours)
+        began = time.monotonic()
+        if out is not None and str(out) == "-":
+            if as_json:
+                raise SynthError("--json prints a summary on stdout: give --out FILE with it")
+            stats = write(sys.stdout.buffer, markets, seed, start_ms, hours)
+            sys.stdout.buffer.flush()
+            target = "-"
+        else:
+            path = out if out is not None else default_out(names, start_ms, hours, seed)
+            ticker = Ticker("synth")
+            try:
+                stats = write_file(
+                    path, markets, seed, start_ms, hours, force=force, progress=ticker
+                )
+            finally:
+                ticker.done()
+            target = str(path)
+    except SynthError as exc:
+        fail(str(exc))
+    seconds = time.monotonic() - began
+    doc = summary(target, stats, [m.coin for m in markets], seed, start_ms, end_ms, seconds)
+    sys.stderr.write(
+        f"wrote {target}: {doc['books']:,} books, {doc['trades']:,} trades messages "
+        f"({doc['prints']:,} prints), {doc['ctxs']:,} asset contexts; "
+        f"{time_range(stats.first_t, stats.last_t)}; {doc['file_bytes'] / 1e6:.1f} MB "
+        f"({stats.bytes / 1e6:.1f} MB uncompressed) in {seconds:.1f} s; synthetic data\n"
+    )
+    if as_json:
+        typer.echo(dumps(doc))

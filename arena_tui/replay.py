@@ -93,28 +93,65 @@ def ranking_rows(eng: Engine) -> list[dict[str, Any]]:
 
 
 class Progress:
-    """A status line on stderr for long replays, only when stderr is a terminal."""
+    """A status line on stderr for long runs, only when stderr is a terminal.
 
-    def __init__(self, enabled: bool | None = None, every_s: float = 0.5) -> None:
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+    It shows the inputs so far, the simulated time reached (with the share of ``span``, the
+    season's window, when given), the inputs a second and how many times faster than real
+    time the simulation runs. ``clock`` and ``stream`` are for tests.
+    """
+
+    def __init__(
+        self,
+        enabled: bool | None = None,
+        every_s: float = 0.5,
+        *,
+        label: str = "replay",
+        span: tuple[int, int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        stream: IO[str] | None = None,
+    ) -> None:
+        self.stream = stream
+        out = self.stream or sys.stderr
+        self.enabled = out.isatty() if enabled is None else enabled
         self.every_s = every_s
-        self.started = time.monotonic()
+        self.label = label
+        self.span = span
+        self.clock = clock
+        self.started = clock()
         self.shown = self.started
+        self.first: tuple[float, int] | None = None  # (wall, simulated ms) at the first update
 
-    def update(self, inputs: int, t: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or now - self.shown < self.every_s:
-            return
-        self.shown = now
+    def line(self, inputs: int, t: int, now: float) -> str:
         rate = inputs / max(now - self.started, 1e-9)
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t // 1000))
-        sys.stderr.write(f"\rreplay: {inputs:,} inputs  at {stamp} UTC  {rate:,.0f}/s ")
-        sys.stderr.flush()
+        text = f"{self.label}: {inputs:,} inputs  at {stamp} UTC"
+        if self.span is not None and self.span[1] > self.span[0] and t >= self.span[0]:
+            done = min(t - self.span[0], self.span[1] - self.span[0])
+            text += f" ({done * 100 // (self.span[1] - self.span[0])}% of the season)"
+        text += f"  {rate:,.0f} inputs/s"
+        if self.first is not None and now > self.first[0] and t > self.first[1]:
+            speed = (t - self.first[1]) / 1000 / (now - self.first[0])
+            text += f"  {speed:,.0f}x real time"
+        return text
+
+    def update(self, inputs: int, t: int) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if self.first is None:
+            self.first = (now, t)
+        if now - self.shown < self.every_s:
+            return
+        self.shown = now
+        out = self.stream or sys.stderr
+        out.write(f"\r{self.line(inputs, t, now)}\033[K")
+        out.flush()
 
     def done(self) -> None:
         if self.enabled and self.shown != self.started:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            out = self.stream or sys.stderr
+            out.write("\r\033[K")
+            out.flush()
 
 
 def replay(
@@ -166,4 +203,25 @@ def replay(
         inputs=reader.inputs,
         fills=fills,
         score_rows=rows,
+    )
+
+
+def check_only(paths: Sequence[str], season: Season) -> ReplayResult:
+    """Read and check every line (and hash the logs) when there is nothing to score.
+
+    For logs with no season that span no whole minute: no mark can happen, so the result
+    has no ``end``, is not final, and ranks nobody; a bad line is still an error.
+    """
+    reader = LogReader(paths, coins=[m.coin for m in season.markets])
+    for _ in reader:
+        pass
+    return ReplayResult(
+        season=season,
+        log_sha256=reader.sha256,
+        fills_sha256=hashlib.sha256().hexdigest(),
+        end=None,
+        final=False,
+        ranking=[],
+        inputs=reader.inputs,
+        fills=0,
     )

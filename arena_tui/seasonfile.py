@@ -19,13 +19,25 @@ import msgspec
 
 from arena_tui.logfile import LogError, iter_raw_lines, parse_header, read_header
 from engine import Header, Market, Rules, Season, backtest_season
-from engine.season import check_markets, check_season
+from engine.season import MINUTE_MS, check_markets, check_season
 
 _LINE_T = msgspec.json.Decoder(dict[str, Any])
 
 
 class SeasonError(Exception):
     """A season file that cannot be used, or a log that does not fit its season."""
+
+
+class EmptyWindow(SeasonError):
+    """Logs with no season whose inputs span no whole minute: the default window is empty.
+
+    ``season`` is what the defaults give (Season 0 rules, the headers' markets, ``start``
+    after ``end``); there is nothing to mark or score, but the logs can still be checked.
+    """
+
+    def __init__(self, message: str, season: Season) -> None:
+        super().__init__(message)
+        self.season = season
 
 
 def _ms(value: Any, field: str) -> int:
@@ -178,10 +190,13 @@ def resolve_season(paths: Sequence[str], season_path: str | Path | None) -> Seas
             season = load_season(found)
         else:
             first, last = input_bounds(paths)
+            markets = log_markets(headers, paths)
             try:
-                season = backtest_season(first, last, log_markets(headers, paths))
+                season = backtest_season(first, last, markets)
             except ValueError as exc:
-                raise SeasonError(str(exc)) from None
+                start = -((-first) // MINUTE_MS) * MINUTE_MS
+                empty = Season("backtest", start, (last // MINUTE_MS) * MINUTE_MS, markets)
+                raise EmptyWindow(str(exc), empty) from None
     want = season.rules_sha256
     for header, path in zip(headers, paths, strict=True):
         if header.rules_sha256 is not None and header.rules_sha256 != want:

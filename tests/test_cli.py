@@ -155,3 +155,31 @@ def test_season_show_prints_rules_and_hash() -> None:
         ("HYPE", 159, 2),
     ]
     assert doc["end"] - doc["start"] == 28 * 86_400_000
+
+
+def test_replay_of_a_log_spanning_no_whole_minute_only_checks_it(tmp_path: Path) -> None:
+    """No season, 25 s of data: no window to score, but every line is read and hashed."""
+    log = tmp_path / "short.jsonl"
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header.pop("season")
+    header.pop("rules_sha256")
+    body = [x for x in lines[1:] if b'"arena"' not in x]  # market data only, 19:14:03-19:14:29
+    log.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(body))
+    done = arena("replay", str(log), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    want_log = hashlib.sha256(log.read_bytes()).hexdigest()
+    assert (doc["end"], doc["final"], doc["ranking"], doc["log_sha256"]) == (
+        None,
+        False,
+        [],
+        want_log,
+    )
+    assert doc["fills_sha256"] == hashlib.sha256(b"").hexdigest()
+    assert "no whole minute" in done.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(log.read_bytes() + b'{"t":1.5}\n')
+    done = arena("replay", str(bad))
+    n = len(bad.read_bytes().splitlines())
+    assert f"{bad}:{n}: " in one_error_line(done)

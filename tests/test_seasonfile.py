@@ -20,6 +20,7 @@ import pytest
 
 from arena_tui.logfile import LogError
 from arena_tui.seasonfile import (
+    EmptyWindow,
     SeasonError,
     input_bounds,
     load_season,
@@ -546,10 +547,13 @@ def test_backtest_counts_lines_of_other_channels_as_inputs(tmp_path: Path) -> No
     assert (s.start, s.end) == (T0, T0 + 3 * MIN)
 
 
-def test_backtest_refuses_a_log_spanning_no_whole_minute(tmp_path: Path) -> None:
+def test_a_log_spanning_no_whole_minute_has_an_empty_default_window(tmp_path: Path) -> None:
+    """start = the boundary after the first input, end = the one before the last: start > end."""
     log = write_log(tmp_path / "rec.jsonl", REC_HEADER, [T0 + 1, T0 + MIN - 1])
-    with pytest.raises(SeasonError):
+    with pytest.raises(EmptyWindow) as info:
         resolve_season([str(log)], None)
+    assert (info.value.season.start, info.value.season.end) == (T0 + MIN, T0)
+    assert info.value.season.rules_sha256 == contract_hash(SEASON0_MARKETS[:2], CONTRACT_RULES)
 
 
 def test_backtest_refuses_logs_without_markets_or_inputs(tmp_path: Path) -> None:

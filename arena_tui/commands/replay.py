@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from arena_tui.options import JsonOpt, SeasonOpt
-from arena_tui.replay import Progress, ReplayResult, dumps, replay
-from arena_tui.seasonfile import resolve_season
+from arena_tui.replay import Progress, ReplayResult, check_only, dumps, replay
+from arena_tui.seasonfile import EmptyWindow, resolve_season
 from engine.units import format_e6
 
 
@@ -53,6 +53,12 @@ def print_table(result: ReplayResult) -> None:
             )
     lines += ["", f"log_sha256    {result.log_sha256}", f"fills_sha256  {result.fills_sha256}"]
     typer.echo("\n".join(lines))
+
+
+def summary_of_unscored(result: ReplayResult) -> str:
+    return (
+        f"{result.inputs:,} inputs checked, no window to score\n\nlog_sha256    {result.log_sha256}"
+    )
 
 
 def write_scores(result: ReplayResult, path: Path) -> None:
@@ -114,7 +120,19 @@ def replay_command(
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """
     paths = [str(p) for p in logs]
-    chosen = resolve_season(paths, season)
+    try:
+        chosen = resolve_season(paths, season)
+    except EmptyWindow as empty:
+        typer.echo(
+            "arena: note: the logs span no whole minute, so with no --season the default "
+            "window is empty: checking them only, nothing to score",
+            err=True,
+        )
+        result = check_only(paths, empty.season)
+        if fills is not None:
+            fills.write_bytes(b"")
+        typer.echo(dumps(result.to_json()) if as_json else summary_of_unscored(result))
+        return
     fills_f = fills.open("wb") if fills is not None else None
     try:
         result = replay(

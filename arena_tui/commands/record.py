@@ -1,0 +1,128 @@
+"""``arena record``: record Hyperliquid's live feed into daily version-1 log files.
+
+The pieces: ``arena_tui.feed`` (the socket), ``arena_tui.recorder`` (what is written),
+``arena_tui.daylog`` (which file), ``arena_tui.recstatus`` (what is shown). This module
+wires them to the command line, the wall clock and the signals that stop a recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+from websockets.exceptions import InvalidURI
+from websockets.uri import parse_uri
+
+from arena_tui.dayfiles import current_name
+from arena_tui.daylog import DayLog
+from arena_tui.feed import Backoff, FeedConfig, run_feed
+from arena_tui.meta import INFO_URL, WS_URL, MetaError, fetch_meta, parse_coins, select
+from arena_tui.paths import DATA_DIR_ENV, recordings_dir
+from arena_tui.recorder import Recorder
+from arena_tui.recstatus import Reporter
+
+TICK_S = 1.0
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _ms(name: str, help_: str) -> Any:
+    """A hidden option for tests and tuning (the defaults are Hyperliquid's)."""
+    return typer.Option(name, help=help_, hidden=True, min=1)
+
+
+def record_command(
+    coins: Annotated[
+        str, typer.Option("--coins", "-c", help="Coins to record, comma-separated: BTC,ETH.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help=f"Directory for the daily files. Default: {recordings_dir()} "
+            f"(${DATA_DIR_ENV} sets the data directory).",
+            file_okay=False,
+        ),
+    ] = None,
+    ws_url: Annotated[str, typer.Option("--ws-url", help="Hyperliquid WebSocket.")] = WS_URL,
+    info_url: Annotated[
+        str, typer.Option("--info-url", help="Info endpoint for meta (asset indexes).")
+    ] = INFO_URL,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Events and status as JSON lines on stdout.")
+    ] = False,
+    retry_base_ms: Annotated[int, _ms("--retry-base-ms", "First reconnect delay.")] = 500,
+    retry_cap_ms: Annotated[int, _ms("--retry-cap-ms", "Longest reconnect delay.")] = 30_000,
+    ping_ms: Annotated[int, _ms("--ping-ms", "Heartbeat period.")] = 30_000,
+    silence_ms: Annotated[int, _ms("--silence-ms", "No data this long: lost.")] = 60_000,
+    status_ms: Annotated[int | None, _ms("--status-ms", "Status line period.")] = None,
+) -> None:
+    """Record Hyperliquid's l2Book, trades and activeAssetCtx, until stopped.
+
+    One file per UTC day by receive time, [bold]hl-YYYY-MM-DD.jsonl[/],
+    gzipped to .jsonl.gz when the day closes; each message verbatim with
+    its receive time. Reconnects forever: every interruption, and a restart
+    over an existing recording, is one [bold]gap[/] input in the log.
+    Ctrl-C or SIGTERM stops cleanly; a kill -9 loses nothing received.
+    Replay the files in order with [cyan]arena replay[/].
+
+    Example: [cyan]arena record --coins BTC,ETH,SOL,HYPE --out rec/live[/]
+    """
+    names = parse_coins(coins)
+    try:
+        parse_uri(ws_url)
+    except InvalidURI:
+        raise MetaError(f"--ws-url: not a ws:// or wss:// URL: {ws_url}") from None
+    markets = select(fetch_meta(info_url), names)
+    header = {"recording": "hyperliquid", "markets": msgspec.to_builtins(list(markets))}
+    folder = out if out is not None else recordings_dir()
+    every_s = (status_ms / 1000) if status_ms is not None else (10.0 if as_json else 60.0)
+    reporter = Reporter(as_json=as_json, tty=sys.stderr.isatty(), every_s=every_s)
+    rec = Recorder(DayLog(folder, header), wall_ms)
+    rec.start()  # a refused day file fails here, before anything is said
+    rec.on_event = reporter.event
+    sys.stderr.write(
+        f"arena: recording {','.join(names)} from {ws_url} into {folder} "
+        f"({rec.log.path}); Ctrl-C stops\n"
+    )
+    if as_json:
+        reporter.event(
+            {"event": "start", "coins": names, "out": str(folder), "file": str(rec.log.path)}
+        )
+    cfg = FeedConfig(ws_url, tuple(names), ping_s=ping_ms / 1000, silence_s=silence_ms / 1000)
+    try:
+        asyncio.run(_record(rec, cfg, Backoff(retry_base_ms, retry_cap_ms), reporter))
+    finally:
+        rec.close(finish_compression=False)
+        files = [str(current_name(p)) for p in rec.log.opened]
+        reporter.summary(rec.status(), wall_ms() - rec.started_at, files)
+
+
+async def _record(rec: Recorder, cfg: FeedConfig, backoff: Backoff, reporter: Reporter) -> None:
+    """Run the feed, tick the status and the group fsync, until a signal or a log error."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    feed = asyncio.create_task(run_feed(rec, cfg, backoff))
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        while not feed.done() and not stop.is_set():
+            await asyncio.wait({feed, stopping}, timeout=TICK_S)
+            rec.log.tick()
+            reporter.tick(rec.status())
+    finally:
+        stopping.cancel()
+        feed.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await feed  # re-raises a log error (LogError: one line, exit 1)

@@ -6,8 +6,11 @@ import sys
 
 import typer
 
-from arena_tui.commands import season
+from arena_tui.commands import imports, logs, season
+from arena_tui.commands.backtest import backtest_command
+from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
+from arena_tui.commands.synth import synth_command
 from arena_tui.errors import KNOWN, fail
 
 app = typer.Typer(
@@ -21,7 +24,12 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("replay")(replay_command)
+app.command("backtest")(backtest_command)
+app.command("record")(record_command)
+app.command("synth")(synth_command)
 app.add_typer(season.app, name="season")
+app.add_typer(imports.app, name="import")
+app.add_typer(logs.app, name="logs")
 
 
 def main() -> None:

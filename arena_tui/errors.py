@@ -5,11 +5,13 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
+from arena_tui.backtest import BacktestError
+from arena_tui.loader import StrategyError
 from arena_tui.logfile import LogError
 from arena_tui.meta import MetaError
 from arena_tui.seasonfile import SeasonError
 
-KNOWN = (LogError, SeasonError, MetaError)
+KNOWN = (LogError, SeasonError, MetaError, StrategyError, BacktestError)
 EXIT_ERROR = 1
 
 

@@ -1,0 +1,380 @@
+"""One pass of the engine over recorded logs with strategies trading: the backtest runner.
+
+Why this module exists: a backtest must be the season, not an imitation of it. Strategies
+act only by sending orders and cancels, which become inputs of a run log exactly like a
+hosted agent's requests: each is stamped with the time of the input its strategy was
+handling plus the run's latency, and is applied after every log input stamped at or before
+that time. The run log (the market data verbatim, plus registrations, orders and cancels)
+is written as it goes, so ``arena replay`` of it gives the same ranking byte for byte, and
+a run cut short by a failing strategy keeps everything up to the failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from arena_tui.loader import StrategyError, failure
+from arena_tui.logfile import LogReader
+from arena_tui.market import Book, MarketView, Trade
+from arena_tui.replay import Progress, ReplayResult, fill_line, ranking_rows
+from arena_tui.report_data import EntryStats
+from arena_tui.strategy import AssetContext, Context, Strategy
+from engine import Engine, Line, MalformedInput, Season
+from engine import events as ev
+from engine.inputs import AssetCtx
+from engine.inputs import Book as BookMsg
+from engine.inputs import Trade as RawTrade
+from engine.inputs import Trades as TradesMsg
+
+_LINE = msgspec.json.Decoder(Line)
+_ENC = msgspec.json.Encoder()
+HOOKS = ("on_book", "on_trades", "on_asset_ctx", "on_event", "on_mark")
+
+
+class BacktestError(Exception):
+    """A backtest that cannot run as asked (one line)."""
+
+
+@dataclass
+class Entrant:
+    """A strategy in the run: its entry name, its source file, and its context."""
+
+    name: str
+    strategy: Strategy
+    path: Path
+    ctx: Context | None = None
+    hooks: frozenset[str] = frozenset()
+    stats: EntryStats = field(default_factory=EntryStats)
+
+
+@dataclass
+class BacktestResult:
+    replay: ReplayResult  # what `arena replay` of the run log prints
+    entrants: list[Entrant]
+    run_log: Path | None
+    inputs: int  # log inputs read
+    own_inputs: int  # registrations, orders and cancels the strategies sent
+    dropped: int  # strategy inputs stamped after the last log input (never applied)
+
+
+class RunLog:
+    """The run's own version-1 log: plain JSON lines, hashed as written, fsynced at close.
+
+    Lines are gathered and written (and hashed) a few thousand at a time; ``close`` (also
+    on a failure) writes what is gathered, so a run cut short keeps every line so far.
+    """
+
+    BATCH = 4096
+
+    def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
+        self.path = path
+        self.sha = hashlib.sha256()
+        self._f: IO[bytes] | None = None
+        self._lines: list[bytes] = []
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._f = path.open("wb")
+        self.write(_ENC.encode({"arena_log": 1, **header}))
+
+    def write(self, raw: bytes) -> None:
+        lines = self._lines
+        lines.append(raw)
+        if len(lines) >= self.BATCH:
+            self._drain()
+
+    def _drain(self) -> None:
+        if not self._lines:
+            return
+        self._lines.append(b"")
+        data = b"\n".join(self._lines)
+        self._lines = []
+        self.sha.update(data)
+        if self._f is not None:
+            self._f.write(data)
+
+    def close(self) -> None:
+        self._drain()
+        if self._f is not None and not self._f.closed:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()
+
+
+def write_season(season: Season, directory: Path) -> Path:
+    """The season beside the run log, where ``arena replay`` of the log looks first."""
+    path = directory / f"{season.id}.json"
+    doc = {
+        "id": season.id,
+        "start": season.start,
+        "end": season.end,
+        "markets": msgspec.to_builtins(list(season.markets)),
+        "rules": msgspec.to_builtins(season.rules),
+    }
+    path.write_bytes(_ENC.encode(doc) + b"\n")
+    return path
+
+
+def overridden(strategy: Strategy) -> frozenset[str]:
+    """The hooks a strategy's class overrides (the others are not called at all)."""
+    cls = type(strategy)
+    return frozenset(h for h in HOOKS if getattr(cls, h) is not getattr(Strategy, h))
+
+
+class Backtest:
+    """Run ``entrants`` over ``logs`` under ``season``; see the module docstring."""
+
+    def __init__(
+        self,
+        season: Season,
+        entrants: Sequence[Entrant],
+        *,
+        run_log: Path | None,
+        sources: Sequence[str] = (),
+        latency_ms: int = 0,
+        seed: int = 0,
+        on_event: Callable[[ev.AnyEvent], None] | None = None,
+        exit_value: Callable[[Engine, str, dict[str, MarketView]], int] | None = None,
+    ) -> None:
+        names = [e.name for e in entrants]
+        if len(set(names)) != len(names):
+            raise BacktestError(f"entry names must be unique: {', '.join(names)}")
+        self.season = season
+        self.engine = Engine(season)
+        self.engine.record_prints = True
+        self.entrants = list(entrants)
+        self.by_name = {e.name: e for e in entrants}
+        self.latency_ms = latency_ms
+        self.on_event = on_event
+        self.exit_value = exit_value
+        self.markets = {
+            m.coin: MarketView(self.engine, m.coin, m.asset, m.szDecimals) for m in season.markets
+        }
+        for e in self.entrants:
+            e.hooks = overridden(e.strategy)
+        self.trade_hooks = [e for e in self.entrants if "on_trades" in e.hooks]
+        self.book_hooks = [e for e in self.entrants if "on_book" in e.hooks]
+        for e in self.entrants:
+            e.ctx = Context(e.name, self.engine, self._sender(e.name), seed, latency_ms)
+            e.ctx.markets = self.markets
+            e.ctx.account._markets = self.markets
+        header = {
+            "season": season.id,
+            "rules_sha256": season.rules_sha256,
+            "markets": msgspec.to_builtins(list(season.markets)),
+            "start": season.start,
+            "end": season.end,
+            "generator": "arena backtest",
+            "sources": [Path(s).name for s in sources],
+            "entries": names,
+        }
+        self.log = RunLog(run_log, header)
+        if run_log is not None:
+            write_season(season, run_log.parent)
+        self.queue: list[tuple[int, int, dict[str, Any]]] = []
+        self._seq = itertools.count()
+        self.fills_sha = hashlib.sha256()
+        self.fills = 0
+        self.own_inputs = 0
+        self.live = False  # strategies are registered: their hooks run from now on
+        self.now = 0  # the time of the input being handled
+
+    # ---- strategy inputs -------------------------------------------------------------
+
+    def _sender(self, name: str) -> Callable[[int, dict[str, Any]], None]:
+        def send(stamp: int, msg: dict[str, Any]) -> None:
+            heapq.heappush(self.queue, (stamp, next(self._seq), msg))
+
+        return send
+
+    def _own(self, t: int, msg: dict[str, Any]) -> None:
+        """Apply one strategy input: into the run log first, then the engine."""
+        e = self.by_name[msg["entry"]]
+        if e.ctx is not None and e.ctx.in_flight and e.ctx.in_flight[0] is msg:
+            e.ctx.in_flight.popleft()  # each entry's requests arrive in the order sent
+        raw = _ENC.encode({"t": t, "arena": msg})
+        self.log.write(raw)
+        self.own_inputs += 1
+        self._apply(_LINE.decode(raw))
+
+    def _flush(self, before: int) -> None:
+        """Apply every queued strategy input stamped before ``before``, in stamp order."""
+        queue = self.queue
+        while queue and queue[0][0] < before and not self.engine.over:
+            stamp, _, msg = heapq.heappop(queue)
+            self._own(stamp, msg)
+
+    # ---- the pass --------------------------------------------------------------------
+
+    def run(
+        self,
+        logs: Sequence[str],
+        progress: Progress | None = None,
+        pace: Callable[[int], bool] | None = None,
+    ) -> BacktestResult:
+        """One pass over ``logs``.
+
+        ``pace(t)``, when given, is called before each log input with its time: a viewer
+        may wait in it (to play at a speed, or paused); returning False ends the run there.
+        """
+        reader = LogReader(logs, coins=[m.coin for m in self.season.markets])
+        registered = False
+        last_t: int | None = None
+        n = 0
+        try:
+            for line in reader:
+                t = line.t
+                if pace is not None and not pace(t):
+                    break
+                if not registered and t >= self.season.start:
+                    self._register()
+                    registered = True
+                self._flush(t)
+                self.log.write(reader.raw)
+                try:
+                    self._apply(line)
+                except MalformedInput as exc:
+                    raise reader.error(str(exc)) from None
+                last_t = t
+                n += 1
+                if progress is not None and not n & 0x3FFF:
+                    progress.update(n, t)
+                if self.engine.over:
+                    break
+            if not registered:
+                raise BacktestError(
+                    "the logs end before the season starts: nothing to trade "
+                    f"(season {self.season.id} starts at {self.season.start})"
+                )
+            if last_t is not None:
+                self._flush(last_t + 1)
+            self._end()
+        finally:
+            self.log.close()
+            if progress is not None:
+                progress.done()
+        dropped = len(self.queue)
+        replay = ReplayResult(
+            season=self.season,
+            log_sha256=self.log.sha.hexdigest(),
+            fills_sha256=self.fills_sha.hexdigest(),
+            end=self.engine.last_mark,
+            final=self.engine.final,
+            ranking=ranking_rows(self.engine),
+            inputs=n + self.own_inputs,
+            fills=self.fills,
+        )
+        return BacktestResult(replay, self.entrants, self.log.path, n, self.own_inputs, dropped)
+
+    def _register(self) -> None:
+        """Every strategy registers at ``start``, in the order given, before any input at it."""
+        for e in self.entrants:
+            if e.name in self.engine.accounts:
+                raise BacktestError(f"entry name {e.name!r} is already taken in the logs")
+            self._own(self.season.start, {"type": "register", "entry": e.name})
+        self.live = True
+        self.now = self.season.start
+        for e in self.entrants:
+            self._call(e, "on_start")
+
+    def _end(self) -> None:
+        for e in self.entrants:
+            self._call(e, "on_end")
+
+    def _call(self, e: Entrant, hook: str, *args: Any) -> None:
+        ctx = e.ctx
+        assert ctx is not None
+        ctx.t = self.now  # what the strategy sends now is stamped with this input's time
+        try:
+            getattr(e.strategy, hook)(ctx, *args)
+        except Exception as exc:
+            raise StrategyError(failure(e.path, exc, f"in {hook}, entry {e.name}")) from exc
+
+    def _apply(self, line: Line) -> None:
+        out = self.engine.apply(line)
+        t = self.now = line.t
+        if out:
+            self._events(out)
+        hl = line.hl
+        if hl is None or self.engine.over:
+            return
+        if type(hl) is TradesMsg:
+            self._trades(t)
+        elif type(hl) is BookMsg:
+            self._book(hl, t)
+        elif type(hl) is AssetCtx:
+            self._ctx(hl, t)
+
+    def _events(self, out: list[ev.AnyEvent]) -> None:
+        for event in out:
+            kind = type(event)
+            if kind is ev.Fill:
+                self.fills_sha.update(fill_line(event))  # type: ignore[arg-type]
+                self.fills += 1
+            if self.on_event is not None:
+                self.on_event(event)
+            entry = getattr(event, "entry", None)
+            e = self.by_name.get(entry) if entry is not None else None
+            if e is None:
+                continue
+            if kind is ev.MinuteMark:
+                exit_eq = None
+                if self.exit_value is not None:
+                    exit_eq = self.exit_value(self.engine, e.name, self.markets)
+                e.stats.mark(event, exit_eq)  # type: ignore[arg-type]
+                if "on_mark" in e.hooks:
+                    self._call(e, "on_mark", event)
+                continue
+            e.stats.event(event)
+            if kind is not ev.ScoreRow and kind is not ev.Registered and "on_event" in e.hooks:
+                self._call(e, "on_event", event)
+
+    def _trades(self, t: int) -> None:
+        applied = self.engine.applied_prints
+        if not applied:
+            return
+        markets = self.markets
+        coin = applied[0].coin
+        if all(raw.coin == coin for raw in applied):  # one coin a message, as Hyperliquid sends
+            groups = [(markets.get(coin), applied)]
+        else:
+            by_coin: dict[str, list[RawTrade]] = {}
+            for raw in applied:
+                by_coin.setdefault(raw.coin, []).append(raw)
+            groups = [(markets.get(c), raws) for c, raws in by_coin.items()]
+        for market, raws in groups:
+            if market is None:
+                continue
+            prints = [Trade(raw, t) for raw in raws]
+            market.prints.extend(prints)
+            if self.live:
+                for e in self.trade_hooks:
+                    self._call(e, "on_trades", prints)
+
+    def _book(self, hl: BookMsg, t: int) -> None:
+        market = self.markets.get(hl.data.coin)
+        if market is None:
+            return
+        book = Book(hl.data, t)
+        market.book = book
+        if not self.live:
+            return
+        for e in self.book_hooks:
+            self._call(e, "on_book", book)
+
+    def _ctx(self, hl: AssetCtx, t: int) -> None:
+        if hl.data.coin not in self.markets or not self.live:
+            return
+        view: AssetContext | None = None
+        for e in self.entrants:
+            if "on_asset_ctx" in e.hooks:
+                view = view or AssetContext(hl.data, t)
+                self._call(e, "on_asset_ctx", view)

@@ -1,0 +1,240 @@
+"""Benchmark: backtesting a strategy on a synthetic day vs. merely decoding the day's lines.
+
+Run from the repo root::
+
+    python bench/backtest.py                  # arena synth: BTC,ETH,SOL, 24 h, seed 7
+    python bench/backtest.py --hours 6 --vs baselines
+    python bench/backtest.py --log LOG [--season FILE]   # an existing recording
+    python bench/backtest.py --json           # one JSON object on stdout, for programs
+
+It writes the day with ``arena synth --coins BTC,ETH,SOL --hours 24 --seed 7`` (a
+subprocess: the real command), then times, three rounds interleaved (a, b', b, a, ...):
+
+  (a)  every line read in binary and ``msgspec.json.decode``-d (bench/replay.py's (a));
+  (b') the runner alone: ``Backtest(...).run`` with momentum, no run log written;
+  (b)  ``arena backtest strategies/momentum.py LOG --out DIR`` in this process, through
+       the function the CLI calls (``backtest_command``): the runner, the run log, the
+       report, report.json, the CSVs and chart.svg, as a user waits for them.
+
+Nothing is asserted: the target (b)/(a) <= 1.5 is reported as met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as ``python bench/backtest.py``: make ``bench`` importable
+    sys.path.insert(0, str(ROOT))
+
+from arena_tui.backtest import Backtest, BacktestResult  # noqa: E402
+from arena_tui.commands.backtest import backtest_command, entrants_for  # noqa: E402
+from arena_tui.logfile import iter_raw_lines  # noqa: E402
+from arena_tui.report_data import exit_value  # noqa: E402
+from arena_tui.seasonfile import resolve_season  # noqa: E402
+from bench.replay import Series, decode_generic, machine, mb, say, timed, yes  # noqa: E402
+from engine import Season  # noqa: E402
+
+TARGET_RATIO = 1.5
+STRATEGY = ROOT / "strategies" / "momentum.py"
+
+
+def synth(out: Path, coins: str, hours: float, seed: int) -> float:
+    """The day, written by ``arena synth`` as a user would; returns the seconds it took."""
+    cmd = [sys.executable, "-m", "arena_tui.cli", "synth", "--coins", coins]
+    cmd += ["--hours", str(hours), "--seed", str(seed), "--out", str(out), "--force"]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"arena synth failed: {done.stderr.strip()}")
+    return time.perf_counter() - t0
+
+
+def runner_only(path: str, season: Season, vs: str | None) -> BacktestResult:
+    """(b'): the pass alone: engine, strategies, exit values; no file written."""
+    bt = Backtest(season, entrants_for(STRATEGY, vs), run_log=None, exit_value=exit_value)
+    return bt.run([path])
+
+
+def full_command(path: str, season_file: str | None, vs: str | None, out: Path) -> str:
+    """(b): ``arena backtest`` in-process; its stdout (the JSON report) is returned."""
+    shutil.rmtree(out, ignore_errors=True)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        backtest_command(
+            strategy=STRATEGY,
+            logs=[Path(path)],
+            season=None if season_file is None else Path(season_file),
+            vs=vs,
+            epoch="1d",
+            out=out,
+            latency_ms=0,
+            seed=0,
+            as_json=True,
+        )
+    return stdout.getvalue()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python bench/backtest.py",
+        description="Time arena backtest against plain msgspec decoding of the same day.",
+    )
+    p.add_argument("--coins", default="BTC,ETH,SOL", help="coins for arena synth")
+    p.add_argument("--hours", type=float, default=24.0, help="hours for arena synth")
+    p.add_argument("--seed", type=int, default=7, help="arena synth's seed")
+    p.add_argument("--log", help="take this existing recording instead of synthesising one")
+    p.add_argument("--season", help="season file for --log (default: as `arena backtest`)")
+    p.add_argument("--vs", help="also run these entries (e.g. baselines), as --vs does")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (log, run)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead")
+    args = p.parse_args(argv)
+    if args.season and not args.log:
+        p.error("--season goes with --log")
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
+    return args
+
+
+def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    if args.log:
+        path, gen_s = str(args.log), None
+    else:
+        path = str(tmp / "synth.jsonl")
+        say(f"arena synth --coins {args.coins} --hours {args.hours:g} --seed {args.seed} ...")
+        gen_s = synth(Path(path), args.coins, args.hours, args.seed)
+    size = sum(len(raw) + 1 for raw in iter_raw_lines(path))  # also warms the page cache
+    season = resolve_season([path], args.season)
+    out = tmp / "run"
+
+    say("untimed backtest (what the strategy did) ...")
+    first = runner_only(path, season, args.vs)
+    n = first.inputs  # the runner stops at the season's end: a few lines short of (a)
+    n_decoded = decode_generic(path)
+    entries = {
+        e.name: {"fills": len(e.stats.fills), "orders_accepted": e.stats.orders_accepted}
+        for e in first.entrants
+    }
+    series = {
+        "a": Series("(a)  msgspec.json.decode, every line"),
+        "b_runner": Series("(b') Backtest.run alone (no files)"),
+        "b": Series("(b)  arena backtest, in-process (all files)"),
+    }
+    runs: list[tuple[str, Callable[[], object]]] = [
+        ("a", lambda: decode_generic(path)),
+        ("b_runner", lambda: runner_only(path, season, args.vs)),
+        ("b", lambda: full_command(path, args.season, args.vs, out)),
+    ]
+    report: dict[str, Any] = {}
+    for i in range(args.rounds):
+        for key, fn in runs:
+            seconds, got = timed(fn)
+            if isinstance(got, BacktestResult) and got.inputs != n:
+                raise SystemExit(f"{key} saw {got.inputs} inputs, expected {n}")
+            if isinstance(got, int) and got != n_decoded:
+                raise SystemExit(f"{key} decoded {got} inputs, expected {n_decoded}")
+            if isinstance(got, str):
+                report = json.loads(got)
+            series[key].seconds.append(seconds)
+            say(f"round {i + 1}/{args.rounds}  {key:8} {seconds:7.3f} s")
+
+    a, br, b = series["a"], series["b_runner"], series["b"]
+    return {
+        "machine": machine(),
+        "log": {"path": path, "bytes": size, "inputs": n_decoded, "backtested": n,
+                "synth_s": gen_s,
+                "coins": args.coins, "hours": args.hours, "seed": args.seed},
+        "season": {"id": season.id, "start": season.start, "end": season.end},
+        "entries": entries,
+        "own_inputs": first.own_inputs,
+        "verdict": report.get("verdict", {}).get("text"),
+        "rounds": args.rounds,
+        "measurements": {
+            k: {"label": s.label, "seconds": s.seconds, "best_s": s.best, "median_s": s.median}
+            for k, s in series.items()
+        },
+        "ratios": {
+            "b_a_best": b.best / a.best,
+            "b_a_median": b.median / a.median,
+            "runner_a_best": br.best / a.best,
+            "files_s_best": b.best - br.best,
+        },
+        "targets": {
+            "ratio_max": TARGET_RATIO,
+            "ratio_best": b.best / a.best <= TARGET_RATIO,
+            "ratio_median": b.median / a.median <= TARGET_RATIO,
+        },
+    }  # fmt: skip
+
+
+def text_report(doc: dict[str, Any]) -> str:
+    m, log, runs = doc["machine"], doc["log"], doc["measurements"]
+    n, nb = log["inputs"], log["backtested"]
+    made = (
+        f"arena synth --coins {log['coins']} --hours {log['hours']:g} --seed {log['seed']} "
+        f"({log['synth_s']:.1f} s)"
+        if log["synth_s"] is not None
+        else "given"
+    )
+    lines = [
+        "arena backtest benchmark",
+        f"machine   {m['python']} on {m['platform']}",
+        f"          {m['cpu'] or 'cpu model unknown'}; usable cpus {m['cpus_usable']}; "
+        f"msgspec {m['msgspec']}",
+        f"log       {log['path']}: {n:,} inputs, {mb(log['bytes'])}; {made}",
+        f"          the backtest reads {nb:,} of them (it stops at the season's last minute)",
+        f"season    {doc['season']['id']}; entries "
+        + ", ".join(f"{k} ({v['fills']} fills)" for k, v in doc["entries"].items())
+        + f"; {doc['own_inputs']:,} strategy inputs",
+        "",
+        f"{doc['rounds']} rounds, interleaved a, b', b; inputs/s over the inputs each read:",
+        f"  {'':46} {'best s':>8} {'median s':>9} {'best in/s':>11} {'median in/s':>12}",
+    ]
+    for key in ("a", "b_runner", "b"):
+        r, k = runs[key], n if key == "a" else nb
+        lines.append(
+            f"  {r['label']:46} {r['best_s']:8.3f} {r['median_s']:9.3f} "
+            f"{k / r['best_s']:11,.0f} {k / r['median_s']:12,.0f}"
+        )
+    rt, t = doc["ratios"], doc["targets"]
+    lines += [
+        "",
+        f"  (b)/(a)   best {rt['b_a_best']:.2f}   median {rt['b_a_median']:.2f}",
+        f"  (b')/(a)  best {rt['runner_a_best']:.2f}; the files and the report add "
+        f"{rt['files_s_best']:.2f} s to the runner (best vs best)",
+        "",
+        f"target (reported, not asserted): (b)/(a) <= {TARGET_RATIO}: best "
+        f"{yes(t['ratio_best'])}, median {yes(t['ratio_median'])}",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="arena-bench-bt-"))
+    try:
+        doc = run(args, tmp)
+    finally:
+        if args.keep:
+            say(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    out = json.dumps(doc, indent=1) if args.json else text_report(doc)
+    sys.stdout.write(out + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

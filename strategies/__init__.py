@@ -1,0 +1,1 @@
+"""arena's baseline strategies and examples (each file is a strategy; see docs/strategies.md)."""

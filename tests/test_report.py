@@ -1,0 +1,327 @@
+"""The backtest's report: block scores, the verdict against the control, charts, warnings.
+
+Block scores are checked on hand-made minute marks (the arithmetic is in the comments); the
+bootstrap on hand-made block differences; the charts by parsing what they draw; and the
+whole report once through the real ``arena backtest`` command on a small market.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from arena_tui.backtest import BacktestError
+from arena_tui.charts import PLOT_W, WIDTH, terminal_chart
+from arena_tui.chartsvg import svg_chart
+from arena_tui.replay import Progress
+from arena_tui.report import exit_gap, exit_warnings
+from arena_tui.report_data import MarkRow
+from arena_tui.report_verdict import verdict_lines
+from arena_tui.verdict import block_scores, bootstrap, judge, parse_epoch, verdict_doc
+from engine.units import E8, tdiv
+from tests import build
+from tests.test_backtest import ROOT, cli, market_rows, write_log
+
+T0 = build.T0  # a UTC day boundary
+MIN, HOUR, DAY = build.MIN, build.HOUR, build.DAY
+USD = 10**6  # money e6
+START = 10_000 * USD
+
+
+def marks(points: list[tuple[int, int]], exits: dict[int, int] | None = None) -> list[MarkRow]:
+    """Mark rows as the engine makes them (running peak, drawdown, MDD) from (t, equity)."""
+    out, peak, mdd = [], START, 0
+    for t, eq in points:
+        peak = max(peak, eq)
+        dd = tdiv((peak - eq) * E8, peak)
+        mdd = max(mdd, dd)
+        exit_eq = (exits or {}).get(t, eq)
+        out.append(MarkRow(t, eq, peak, dd, mdd, True, exit_eq))
+    return out
+
+
+def walk(seed: int, days: int, drift_usd: int = 0) -> list[MarkRow]:
+    """An equity path, one mark an hour: seeded steps of up to $20, plus ``drift_usd``."""
+    rng = random.Random(seed)
+    eq, points = START, []
+    for h in range(1, days * 24 + 1):
+        eq += (rng.randint(-20, 20) + drift_usd) * USD
+        points.append((T0 + h * HOUR, eq))
+    return marks(points)
+
+
+# ---- block scores ---------------------------------------------------------------------
+
+
+HAND = marks(
+    [
+        (T0 + 20 * MIN, 10_100 * USD),
+        (T0 + 40 * MIN, 9_999 * USD),
+        (T0 + 60 * MIN, 10_200 * USD),  # on the boundary: closes the first hour
+        (T0 + 80 * MIN, 10_000 * USD),
+        (T0 + 120 * MIN, 10_404 * USD),
+        (T0 + 180 * MIN, 10_200 * USD),
+    ]
+)
+
+
+def test_block_scores_by_hand() -> None:
+    blocks = block_scores(HAND, HOUR, START)
+    assert list(blocks) == [T0, T0 + HOUR, T0 + 2 * HOUR]
+    first, second, third = blocks.values()
+    # Hour 1 opens at the starting $10,000. Peak $10,100, then $9,999: 101/10,100 = 1%
+    # exactly (1,000,000 e8). It closes at $10,200 (the mark at 01:00): R = 200/10,000 = 2%.
+    assert (first.open_equity, first.close_equity) == (START, 10_200 * USD)
+    assert (first.ret, first.mdd, first.score, first.marks) == (2_000_000, 1_000_000, 1_000_000, 3)
+    # Hour 2 opens at 01:00's $10,200 (its running peak starts there). $10,000 is down
+    # 200/10,200 = 1.96078431% -> 1,960,784 e8 truncated; it closes at $10,404:
+    # R = 204/10,200 = 2% exactly. S = 2,000,000 - 1,960,784 = 39,216.
+    assert (second.open_equity, second.ret, second.mdd, second.score) == (
+        10_200 * USD,
+        2_000_000,
+        1_960_784,
+        39_216,
+    )
+    # Hour 3: $10,404 -> $10,200: R = -204/10,404 = -1.96078431% -> -1,960,784 (toward zero,
+    # where floor division would give -1,960,785); MDD 1,960,784; S = -3,921,568.
+    assert (third.ret, third.mdd, third.score) == (-1_960_784, 1_960_784, -3_921_568)
+
+
+def test_block_scores_use_the_seasons_lambda_and_skip_empty_blocks() -> None:
+    blocks = block_scores(HAND, 30 * MIN, START, lambda_num=1, lambda_den=2)
+    # Half hours with marks: 00:00 (00:20), 00:30 (00:40, 01:00), 01:00 (01:20), 01:30
+    # (02:00), 02:30 (03:00); 02:00 has no mark and is no block.
+    assert list(blocks) == [T0 + k * 30 * MIN for k in (0, 1, 2, 3, 5)]
+    # 00:30 block: opens at $10,100, $9,999 is 1,000,000 down, closes $10,200:
+    # R = 100/10,100 = 990,099 e8 (truncated); S = 990,099 - 1,000,000 / 2 = 490,099.
+    b = blocks[T0 + 30 * MIN]
+    assert (b.ret, b.mdd, b.score) == (990_099, 1_000_000, 490_099)
+
+
+def test_one_day_block_is_the_season_score() -> None:
+    day = walk(3, 1)
+    (block,) = block_scores(day, DAY, START).values()
+    last = day[-1]
+    assert block.ret == tdiv((last.equity - START) * E8, START)
+    assert block.mdd == last.mdd  # from the start, a block's MDD is the engine's MDD
+    assert block.score == block.ret - last.mdd
+
+
+# ---- the bootstrap and the verdict ----------------------------------------------------
+
+
+def test_bootstrap_is_deterministic_for_a_seed() -> None:
+    rng = random.Random(9)
+    diffs = [rng.randint(-500, 800) for _ in range(40)]
+    a, b = bootstrap(diffs, seed=42), bootstrap(diffs, seed=42)
+    assert a == b
+    other = bootstrap(diffs, seed=43)
+    assert (other.low, other.high) != (a.low, a.high)  # the seed is really used
+    assert a.mean == sum(diffs) / len(diffs)
+    assert a.low <= a.mean <= a.high
+
+
+def test_symmetric_noise_is_indistinguishable_a_clear_lead_is_better() -> None:
+    noise = [5, -5, 3, -3, 8, -8, 1, -1, 2, -2] * 3
+    boot = bootstrap(noise, seed=0)
+    assert boot.low < 0 < boot.high
+    assert judge(boot, len(noise))[0] == "indistinguishable"
+    lead = [100, 120, 90, 110, 95, 130, 105, 80]
+    assert judge(bootstrap(lead, seed=0), len(lead)) == ("better", "better than the control")
+    lag = [-d for d in lead]
+    assert judge(bootstrap(lag, seed=0), len(lag)) == ("worse", "worse than the control")
+
+
+def test_the_control_against_itself_under_another_seed_is_luck() -> None:
+    doc = verdict_doc(
+        [("control_again", walk(1, 30)), ("control_random", walk(2, 30))],
+        epoch="1d",
+        seed=7,
+        starting_equity=START,
+    )
+    assert doc["paired_blocks"] == 30
+    assert doc["verdict"] == "indistinguishable"
+    assert doc["text"] == "indistinguishable from luck"
+
+
+def test_a_clear_winner_is_better_and_the_doc_holds_the_blocks() -> None:
+    doc = verdict_doc(
+        [("winner", walk(1, 30, drift_usd=8)), ("control_random", walk(2, 30))],
+        epoch="1d",
+        seed=0,
+        starting_equity=START,
+    )
+    assert doc["verdict"] == "better"
+    lo, hi = doc["interval"]
+    assert 0 < lo <= doc["mean_diff"] <= hi
+    assert [b["start"] for b in doc["blocks"]] == [T0 + d * DAY for d in range(30)]
+    first = doc["blocks"][0]
+    assert (
+        first["diff"]
+        == first["scores"]["winner"]["score"] - (first["scores"]["control_random"]["score"])
+    )
+    assert doc["resamples"] == 10_000 and doc["seed"] == 0
+
+
+def test_too_few_blocks_or_no_control_say_so() -> None:
+    one_day = verdict_doc(
+        [("s", walk(1, 1)), ("control_random", walk(2, 1))],
+        epoch="1d",
+        seed=0,
+        starting_equity=START,
+    )
+    assert one_day["verdict"] == "not_enough_blocks"
+    assert one_day["text"] == ("not enough blocks to tell (1); run over more days or use --epoch")
+    assert one_day["interval"] is None
+    hourly = verdict_doc(
+        [("s", walk(1, 1)), ("control_random", walk(2, 1))],
+        epoch="2h",
+        seed=0,
+        starting_equity=START,
+    )
+    assert hourly["paired_blocks"] == 12 and hourly["verdict"] != "not_enough_blocks"
+    alone = verdict_doc([("s", walk(1, 2))], epoch="1d", seed=0, starting_equity=START)
+    assert alone["verdict"] == "no_control" and "--vs baselines" in alone["text"]
+
+
+@pytest.mark.parametrize(("text", "ms"), [("30m", 30 * MIN), ("2h", 2 * HOUR), ("1d", DAY)])
+def test_epoch_parses(text: str, ms: int) -> None:
+    assert parse_epoch(text) == ms
+
+
+@pytest.mark.parametrize("text", ["", "0h", "-2h", "2", "h", "1.5h", "2 h", "2hours", "2H", "1w"])
+def test_epoch_errors_are_one_line(text: str) -> None:
+    with pytest.raises(BacktestError) as err:
+        parse_epoch(text)
+    msg = str(err.value)
+    assert "\n" not in msg and repr(text) in msg and "30m, 2h, 1d" in msg
+
+
+def test_bad_epoch_fails_before_the_run(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "market.jsonl", market_rows(2))
+    out = tmp_path / "out"
+    done = cli("backtest", "strategies/momentum.py", str(log), "--epoch", "2x", "--out", str(out))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "arena: error: --epoch '2x': expected a positive whole number and a unit m, h or d "
+        "(e.g. 30m, 2h, 1d)"
+    ]
+    assert not out.exists()
+
+
+# ---- exit-value equity ----------------------------------------------------------------
+
+
+def test_exit_gap_over_one_percent_is_named_with_its_time() -> None:
+    t1, t2, t3 = T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN
+    rows = marks(
+        [(t1, START), (t2, START), (t3, START)],
+        # exactly 1% below at t1 is not over; $150 (1.5%) at t2 and $101 at t3 are
+        exits={t1: START - 100 * USD, t2: START - 150 * USD, t3: START - 101 * USD},
+    )
+    gap = exit_gap(rows)
+    assert gap is not None
+    assert (gap["marks_over"], gap["first_over"], gap["last_over"]) == (2, t2, t3)
+    assert (gap["worst_at"], gap["worst_gap"], gap["worst_ratio"]) == (t2, 150 * USD, 1_500_000)
+    (line,) = exit_warnings({"entries": [{"entry": "big", "exit_gap": gap}]})
+    assert line.startswith("warning: big: exit value was more than 1% away")
+    assert "2 marks (2026-01-01 00:02 to 2026-01-01 00:03 UTC)" in line
+    assert "worst 1.50% ($150.00) below at 2026-01-01 00:02 UTC" in line
+    calm = exit_gap(marks([(t1, START)], exits={t1: START - 100 * USD}))
+    assert calm is not None and calm["marks_over"] == 0
+    assert exit_warnings({"entries": [{"entry": "calm", "exit_gap": calm}]}) == []
+
+
+# ---- charts ---------------------------------------------------------------------------
+
+
+def test_svg_is_well_formed_with_a_path_per_entry() -> None:
+    names = ["strat", "control_random", "maker & co"]
+    entries = [(n, walk(i, 3)) for i, n in enumerate(names)]
+    svg = svg_chart(entries, start=T0, starting_equity=START, limit_pct=15, title="a <title>")
+    root = ET.fromstring(svg.encode())
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg"
+    paths = root.iter(f"{ns}path")
+    series = [(p.get("data-entry"), p.get("data-series")) for p in paths]
+    assert [n for n, s in series if s == "equity"] == names
+    assert [n for n, s in series if s == "drawdown"] == names
+    assert [n for n, s in series if s == "exit"] == ["strat"]  # the strategy's exit value
+    texts = [t.text or "" for t in root.iter(f"{ns}text")]
+    assert any(t.startswith("$10,") for t in texts)  # dollar axis
+    assert any("UTC" in t for t in texts) and "2026-01-01" in " ".join(texts)
+    assert "15% limit: the engine pauses the entry" in texts
+    assert "a <title>" in texts
+    assert "<script" not in svg and "http://" not in svg.replace(ns[1:-1], "")
+
+
+def test_terminal_chart_fits_100_columns() -> None:
+    long = "a-strategy-with-a-long-name-x" * 2
+    entries = [(long, walk(5, 20, drift_usd=-4)), ("control_random", walk(6, 20))]
+    text = terminal_chart(entries, START, 15)
+    lines = text.splitlines()
+    assert max(len(x) for x in lines) <= WIDTH
+    spark = [x for x in lines if x.startswith(long[:16])]
+    assert len(spark) == 1 and len(spark[0].split()[1]) == PLOT_W
+    # the strategy loses ~$4 an hour for 480 hours (~19%): past the limit, whose line
+    # crosses the chart below its top; full bars at the end
+    assert "drawdown of " + long[:32] + ":" in text and lines[-2].endswith("█")
+    assert sum(x.endswith(" limit") for x in lines) == 1
+    vd = verdict_doc(entries, epoch="1d", seed=0, starting_equity=START)
+    assert max(len(x) for x in verdict_lines(vd)) <= WIDTH
+
+
+def test_progress_shows_inputs_simulated_time_and_speed() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    p = Progress(
+        enabled=True, label="backtest", span=(0, 10 * HOUR), clock=lambda: now[0], stream=out
+    )
+    now[0] = 0.1
+    p.update(16_384, HOUR)  # the first update only anchors the speed (too soon to show)
+    assert out.getvalue() == ""
+    now[0] = 1.0
+    p.update(32_768, 2 * HOUR)
+    line = out.getvalue()
+    assert line.startswith("\rbacktest: 32,768 inputs  at 1970-01-01 02:00:00 UTC (20% of")
+    assert "32,768 inputs/s" in line  # 32,768 inputs in 1.0 s
+    assert "4,000x real time" in line  # 1 simulated hour in 0.9 s
+    p.done()
+    assert out.getvalue().endswith("\r\033[K")
+
+
+# ---- the command ----------------------------------------------------------------------
+
+
+def test_backtest_report_has_verdict_chart_and_block_table(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "market.jsonl", market_rows(30))
+    again = tmp_path / "control_again.py"  # the control under another name: another seed
+    shutil.copy(ROOT / "strategies" / "control_random.py", again)
+    out = tmp_path / "run"
+    done = cli(
+        "backtest", str(again), str(log), "--vs", "baselines", "--epoch", "2m",
+        "--out", str(out), "--seed", "3",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "report.json").read_text())
+    v = report["verdict"]
+    assert (v["strategy"], v["control"], v["epoch"], v["seed"]) == (
+        "control_again",
+        "control_random",
+        "2m",
+        3,
+    )
+    assert v["paired_blocks"] == 15 == len(v["blocks"])  # 30 minutes in 2-minute blocks
+    assert v["verdict"] == "indistinguishable"
+    assert "verdict: indistinguishable from luck" in done.stdout
+    assert "beats the control? control_again against control_random" in done.stdout
+    assert all(e["exit_gap"] is not None for e in report["entries"] if e["marks"])
+    root = ET.parse(out / "chart.svg").getroot()
+    drawn = {p.get("data-entry") for p in root.iter("{http://www.w3.org/2000/svg}path")}
+    assert drawn == {e["entry"] for e in report["entries"]}

@@ -1,0 +1,156 @@
+"""The arena-tui App: thin, with one factory shared by the console script and the tests.
+
+Why this module exists: the App only knows which screen comes first and how a run is
+started; screens and widgets do the rest. What it runs is injected: a ``Catalog`` for the
+start screen, a function that turns a :class:`RunSpec` into a source (the real backtest by
+default), or a source already built (``arena backtest --tui`` hands its own backtest in).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from arena_tui.backtest import Backtest, BacktestError, BacktestResult
+from arena_tui.tui.catalog import Catalog
+from arena_tui.tui.playback import Playback
+from arena_tui.tui.screens.help import HelpScreen
+from arena_tui.tui.screens.run import RunScreen
+from arena_tui.tui.screens.start import StartScreen
+from arena_tui.tui.source import BacktestSource, RunSpec
+
+Sources = Callable[[RunSpec], BacktestSource]
+
+
+class ArenaApp(App[None]):
+    CSS_PATH = "arena.tcss"
+    TITLE = "arena-tui"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", tooltip="Quit (a run stops; its run log is kept)"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="This help"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        catalog: Catalog | None = None,
+        source: BacktestSource | None = None,
+        sources: Sources = BacktestSource.of_spec,
+        speed: int | None = 60,
+        paused: bool = False,
+        picked: tuple[int, ...] = (0,),
+        season: int = 0,
+        vs: bool = True,
+        playback: Playback | None = None,
+    ) -> None:
+        super().__init__()
+        self.season = season
+        self.playback = playback  # for ``source``; made from speed and paused when None
+        self.catalog = catalog or Catalog((), (), ())
+        self.source = source
+        self.sources = sources
+        self.speed = speed
+        self.paused = paused
+        self.picked = picked
+        self.vs = vs
+
+    def on_mount(self) -> None:
+        if self.source is not None:
+            playback = self.playback or Playback(self.speed, paused=self.paused)
+            self.push_screen(RunScreen(self.source, playback))
+        else:
+            start = StartScreen(
+                self.catalog,
+                self.start_run,
+                picked=self.picked,
+                season=self.season,
+                vs=self.vs,
+                speed=self.speed,
+            )
+            self.push_screen(start)
+
+    def start_run(self, spec: RunSpec, speed: int | None) -> None:
+        self.source = self.sources(spec)
+        self.push_screen(RunScreen(self.source, Playback(speed, paused=self.paused)))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    async def action_quit(self) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, RunScreen):
+                screen.playback.stop()
+        self.exit()
+
+
+def make_app(
+    *,
+    catalog: Catalog | None = None,
+    spec: RunSpec | None = None,
+    source: BacktestSource | None = None,
+    sources: Sources = BacktestSource.of_spec,
+    speed: int | None = 60,
+    paused: bool = False,
+    picked: tuple[int, ...] = (0,),
+    season: int = 0,
+    vs: bool = True,
+    playback: Playback | None = None,
+) -> ArenaApp:
+    """The app: the run screen for ``spec`` (or ``source``) at once, else the start screen."""
+    if spec is not None and source is None:
+        source = sources(spec)
+    return ArenaApp(
+        catalog=catalog,
+        source=source,
+        sources=sources,
+        speed=speed,
+        paused=paused,
+        picked=picked,
+        season=season,
+        vs=vs,
+        playback=playback,
+    )
+
+
+def _run(app: ArenaApp) -> None:
+    app.run()
+
+
+def watch_backtest(
+    bt: Backtest,
+    logs: Sequence[str],
+    *,
+    title: str,
+    speed: int | None = 60,
+    paused: bool = False,
+    drive: Callable[[ArenaApp], None] = _run,
+) -> BacktestResult | None:
+    """``arena backtest --tui``: run ``bt`` on the run screen; its result once the app quits.
+
+    None when it was stopped before there was anything to report; a known failure of the
+    run is raised again as one line once the screen is gone. ``drive`` runs the app (the
+    terminal; a test drives it headless).
+    """
+    source = BacktestSource.of_backtest(bt, logs, title=title)
+    drive(make_app(source=source, speed=speed, paused=paused))
+    out = source.outcome
+    if source.result is None and out is not None and out.error is not None:
+        if out.stopped:
+            return None  # stopped before the season started: nothing ran
+        raise BacktestError(out.error)
+    if out is not None and out.stopped and not out.final:
+        sys.stderr.write("arena: the run was stopped before its end: the report covers it so far\n")
+    return source.result
+
+
+def main() -> None:
+    """The ``arena-tui`` console script (see ``arena_tui.tui.cli``)."""
+    from arena_tui.tui.cli import run
+
+    run()

@@ -1,0 +1,171 @@
+"""Building a :class:`~arena_tui.tui.snapshot.Snapshot` from a backtest between two inputs.
+
+Why this module exists: one place reads the engine for the screen, in the engine's own
+thread, and only between inputs (the runner's ``pace`` hook), so a snapshot is always a
+consistent picture. The score numbers are the ranking rows ``arena backtest`` reports
+(``arena_tui.replay.ranking_rows``); the rest is the engine's accounts, orders and marks,
+and the market views the strategies see.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from arena_tui.replay import ranking_rows
+from arena_tui.tui.snapshot import Coin, Entry, Leader, Order, Position, Score, Snapshot
+from engine.state import PENDING, Account
+from engine.units import E8, E10, tdiv
+
+if TYPE_CHECKING:
+    from arena_tui.backtest import Backtest
+    from arena_tui.market import MarketView
+
+BOOK_LEVELS = 5
+LAST_PRINTS = 8
+
+
+def _score(bt: Backtest, name: str, acct: Account | None, row: dict[str, Any]) -> Score:
+    eng = bt.engine
+    rules = eng.rules
+    marks = bt.by_name[name].stats.marks
+    if acct is None:
+        equity_now = peak = rules.starting_equity
+        exposure = n_orders = fill_days = 0
+        paused = False
+    else:
+        equity_now = acct.equity(eng.assets)
+        peak = acct.peak
+        exposure = acct.exposure(eng.assets)
+        n_orders = len(acct.orders)
+        fill_days = len(acct.fill_days)
+        paused = acct.paused
+    return Score(
+        entry=name,
+        rank=row.get("rank"),
+        equity=row.get("equity", rules.starting_equity),
+        ret=row.get("return", 0),
+        mdd=row.get("mdd", 0),
+        score=row.get("score", 0),
+        eligible=bool(row.get("eligible", False)),
+        equity_now=equity_now,
+        exit_equity=marks[-1].exit_equity if marks else None,
+        drawdown=max(0, tdiv((peak - equity_now) * E8, peak)),
+        drawdown_limit_pct=rules.drawdown_limit_pct,
+        exposure=exposure,
+        cap_used=tdiv(exposure * E8, equity_now) if equity_now > 0 else 0,
+        cap_pct=rules.position_cap_pct,
+        open_orders=n_orders,
+        max_open_orders=rules.max_open_orders,
+        fill_days=fill_days,
+        min_fill_days=rules.min_fill_days,
+        active_marks=row.get("active_marks", 0),
+        marks=row.get("marks", 0),
+        min_active_pct=rules.min_active_pct,
+        paused=paused,
+    )
+
+
+def _orders(bt: Backtest, acct: Account) -> tuple[Order, ...]:
+    eng = bt.engine
+    now = eng.t
+    lifetime = eng.rules.order_lifetime_ms
+    out = []
+    for o in acct.orders.values():
+        state = "cancelling" if o.cancel_at is not None else "pending"
+        if o.cancel_at is None and o.state != PENDING:
+            state = "resting"
+        out.append(
+            Order(
+                oid=o.oid,
+                coin=eng.assets[o.asset].coin,
+                is_buy=o.is_buy,
+                px=o.limit_px,
+                sz=o.sz,
+                filled=o.filled,
+                reserve=o.reserve,
+                age=now - o.received,
+                expires_in=o.received + lifetime - now,
+                state=state,
+                reduce_only=o.reduce_only,
+            )
+        )
+    return tuple(out)
+
+
+def _positions(
+    bt: Backtest, acct: Account, funding: dict[tuple[str, int], int]
+) -> tuple[Position, ...]:
+    out = []
+    for asset, size in acct.positions.items():
+        a = bt.engine.assets[asset]
+        mark = a.mark or 0
+        paid = funding.get((acct.name, asset), 0)
+        out.append(Position(a.coin, size, mark, tdiv(size * mark, E10), paid))
+    return tuple(out)
+
+
+def _coin(view: MarketView, funding: tuple[int, int] | None) -> Coin:
+    book = view.book
+    bids: tuple[tuple[int, int], ...] = ()
+    asks: tuple[tuple[int, int], ...] = ()
+    if book is not None:
+        bids = tuple((px, sz) for px, sz, _ in book.bids[:BOOK_LEVELS])
+        asks = tuple((px, sz) for px, sz, _ in book.asks[:BOOK_LEVELS])
+    last = itertools.islice(reversed(view.prints), LAST_PRINTS)
+    prints = tuple((p.t, p.is_buy, p.px_e8, p.sz_e8) for p in last)
+    return Coin(
+        coin=view.coin,
+        bids=bids,
+        asks=asks,
+        book_t=None if book is None else book.t,
+        prints=prints,
+        mark=view.mark_e8,
+        oracle=view.oracle_e8,
+        funding=funding,
+    )
+
+
+def take(
+    bt: Backtest, *, seq: int, inputs: int, waiting: bool, funding: dict[tuple[str, int], int]
+) -> Snapshot:
+    """The run as it stands now (call it only between two inputs, in the engine's thread)."""
+    eng = bt.engine
+    rows = {str(r["entry"]): r for r in ranking_rows(eng)}
+    entries = []
+    for e in bt.entrants:
+        acct = eng.accounts.get(e.name)
+        score = _score(bt, e.name, acct, rows.get(e.name, {}))
+        positions = () if acct is None else _positions(bt, acct, funding)
+        orders = () if acct is None else _orders(bt, acct)
+        entries.append(Entry(score, positions, orders, tuple(e.stats.marks)))
+    leaders = tuple(
+        Leader(
+            r["rank"],
+            r["entry"],
+            r["score"],
+            r["return"],
+            r["mdd"],
+            r["equity"],
+            r["fill_days"],
+            r["eligible"],
+        )
+        for r in rows.values()
+        if r["entry"] in bt.by_name
+    )
+    coins = tuple(_coin(v, eng.by_coin[c].funding) for c, v in bt.markets.items())
+    season = bt.season
+    return Snapshot(
+        seq=seq,
+        t=None if eng.t < 0 else eng.t,
+        inputs=inputs,
+        season=season.id,
+        start=season.start,
+        end=season.end,
+        starting_equity=season.rules.starting_equity,
+        over=eng.over,
+        waiting=waiting,
+        entries=tuple(entries),
+        coins=coins,
+        leaders=leaders,
+    )

@@ -1,0 +1,146 @@
+"""``arena-tui``: the console script's options, checked before the screen opens.
+
+With recordings and ``--strategy`` it opens the run screen at once; otherwise the start
+screen, with whatever was given listed first and picked. A bad file or season fails here,
+as one ``arena: error:`` line, before Textual takes the terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arena_tui.errors import KNOWN, fail
+from arena_tui.options import SeasonOpt
+from arena_tui.tui.catalog import discover
+from arena_tui.tui.playback import parse_speed
+
+cli = typer.Typer(
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _speed(text: str) -> str:
+    try:
+        parse_speed(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return text
+
+
+@cli.command()
+def tui_command(
+    logs: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Recordings (in time order); with --strategy, run at once.",
+            metavar="LOG",
+            dir_okay=False,
+        ),
+    ] = None,
+    strategy: Annotated[
+        Path | None,
+        typer.Option(
+            "--strategy",
+            help="Strategy file to run (listed first on the start screen when no LOG is given).",
+            dir_okay=False,
+        ),
+    ] = None,
+    vs: Annotated[
+        str | None,
+        typer.Option(
+            "--vs",
+            help="Also run these as entries: 'baselines' and/or strategy "
+            "files, comma-separated (as arena backtest --vs).",
+        ),
+    ] = None,
+    season: SeasonOpt = None,
+    speed: Annotated[
+        str,
+        typer.Option(
+            "--speed", callback=_speed, help="Start at 1, 10, 60 or 600 times real time, or max."
+        ),
+    ] = "60",
+    paused: Annotated[bool, typer.Option("--paused", help="Open paused (space plays).")] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            file_okay=False,
+            help="Directory for the run log (default: a new one in the data dir).",
+        ),
+    ] = None,
+    latency_ms: Annotated[
+        int, typer.Option("--latency-ms", min=0, help="As arena backtest --latency-ms.")
+    ] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="As arena backtest --seed.")] = 0,
+) -> None:
+    """Watch a backtest live: fills, equity, drawdown, the score and every rejection.
+
+    With LOG... and --strategy it runs at once; else the start screen lists what it finds.
+
+    Keys: space pause/play, +/- speed (1x 10x 60x 600x max), n next fill or rejection;
+
+    c coin, e entry, 1-5 tabs, ? help, esc back to the start screen, q quit.
+
+    Example: [cyan]arena-tui recordings/synth-3coins-20261201.jsonl.gz --strategy
+    strategies/maker.py --vs baselines --speed 600[/]
+    """
+    from arena_tui.tui.app import make_app
+    from arena_tui.tui.source import BacktestSource, RunSpec, prepare
+
+    given = list(logs or [])
+    rate = parse_speed(speed)
+    source: BacktestSource | None
+    if given and strategy is not None:
+        spec = RunSpec(tuple(given), strategy, vs, season, out, latency_ms, seed)
+        bt, paths = prepare(spec)  # fails here, before the screen opens
+        source = BacktestSource.of_backtest(bt, paths, title=strategy.name)
+        make_app(source=source, speed=rate, paused=paused).run()
+    else:
+        catalog = discover(
+            logs=given,
+            strategies=[strategy] if strategy else [],
+            seasons=[season] if season else [],
+        )
+        picked = tuple(range(len(given))) or (0,)
+
+        def sources(chosen: RunSpec) -> BacktestSource:
+            return BacktestSource.of_spec(
+                replace(chosen, out=out, latency_ms=latency_ms, seed=seed)
+            )
+
+        app = make_app(
+            catalog=catalog,
+            sources=sources,
+            speed=rate,
+            paused=paused,
+            picked=picked,
+            season=1 if season else 0,
+        )
+        app.run()
+        source = app.source
+    if source is None:
+        return
+    outcome = source.outcome
+    if outcome is not None and outcome.run_log is not None:
+        sys.stderr.write(f"arena-tui: run log {outcome.run_log} (arena replay gives its ranking)\n")
+    if outcome is not None and outcome.error is not None:
+        fail(outcome.error)
+
+
+def run() -> None:
+    try:
+        cli()
+    except KNOWN as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("arena-tui: interrupted\n")
+        raise SystemExit(130) from None

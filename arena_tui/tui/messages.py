@@ -1,0 +1,51 @@
+"""The messages the worker posts to the run screen (messages up).
+
+Why this module exists: what may be dropped and what may not is decided here, once.
+A :class:`SnapshotPosted` is superseded by the next one still waiting in the queue
+(``can_replace``): when the UI falls behind it shows the newest picture, not every one. A
+:class:`Happened` (fills, rejections, cancels, closes) never is, and it sits between
+snapshots in the queue, so every event reaches the screen in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from arena_tui.tui.snapshot import Happening, Snapshot
+
+
+class SnapshotPosted(Message):
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SnapshotPosted)
+
+
+class Happened(Message):
+    """Events since the last snapshot, oldest first; never coalesced."""
+
+    def __init__(self, happenings: tuple[Happening, ...]) -> None:
+        super().__init__()
+        self.happenings = happenings
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended."""
+
+    final: bool  # the season's end was reached: the numbers are final
+    stopped: bool  # the viewer stopped it
+    error: str | None  # a known failure, one line
+    inputs: int
+    run_log: Path | None
+
+
+class RunEnded(Message):
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__()
+        self.outcome = outcome

@@ -1,0 +1,223 @@
+"""The run screen: one backtest, watched live.
+
+Why this module exists: it joins the worker to the widgets and owns nothing else. It
+starts the source in a thread worker, applies each snapshot to every panel in one
+``batch_update`` (attributes down), appends every event to the activity table, and turns
+keys into playback commands. Which entry and which coin are shown is the viewer's choice,
+kept here; everything shown comes from the latest snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
+from arena_tui.tui.playback import Playback
+from arena_tui.tui.snapshot import Snapshot
+from arena_tui.tui.source import BacktestSource
+from arena_tui.tui.widgets.activity import ActivityLog
+from arena_tui.tui.widgets.chart import EquityChart
+from arena_tui.tui.widgets.leaders import LeaderTable
+from arena_tui.tui.widgets.market import MarketPanel
+from arena_tui.tui.widgets.orders import LEGEND, OrdersTable, PositionsTable
+from arena_tui.tui.widgets.score import ScorePanel
+from arena_tui.tui.widgets.status import StatusBar, season_part
+
+TABS = (
+    ("orders", "Orders"),
+    ("positions", "Positions"),
+    ("activity", "Activity"),
+    ("market", "Market"),
+    ("leaders", "Leaderboard"),
+)
+
+
+class RunScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "play_pause", "Pause", priority=True, tooltip="Pause or play"),
+        Binding(
+            "plus,equals_sign",
+            "faster",
+            "Faster",
+            key_display="+",
+            tooltip="Faster: 1x, 10x, 60x, 600x, max (simulated time against wall time)",
+        ),
+        Binding("minus", "slower", "Slower", key_display="-", tooltip="Slower"),
+        Binding("n", "seek", "Next fill", tooltip="Run to the next fill or rejection, pause"),
+        Binding("c", "next_coin", "Coin", show=False, tooltip="Market tab: the next coin"),
+        Binding(
+            "e",
+            "next_entry",
+            "Entry",
+            tooltip="Watch the next entry (score, chart, orders, positions)",
+        ),
+        *(
+            Binding(str(i), f"tab('{tab}')", label, show=False, tooltip=f"Tab: {label}")
+            for i, (tab, label) in enumerate(TABS, start=1)
+        ),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            show=False,
+            tooltip="Stop the run and go back to the start screen",
+        ),
+    ]
+
+    def __init__(self, source: BacktestSource, playback: Playback) -> None:
+        super().__init__()
+        self.source = source
+        self.playback = playback
+        self.snapshot: Snapshot | None = None
+        self.outcome: Outcome | None = None
+        self.applied = 0  # snapshots applied (fewer than posted when they coalesce)
+        self.watched = 0
+        self.coin = 0
+        self.settled = asyncio.Event()  # the worker is paused, or the run has ended
+        self.finished = asyncio.Event()
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="top"):
+            yield ScorePanel(id="score")
+            yield EquityChart(id="chart")
+        with TabbedContent(id="tabs", initial="orders"):
+            with TabPane("Orders", id="orders"):
+                yield OrdersTable(id="orders-table")
+                yield Static(LEGEND, id="legend")
+            with TabPane("Positions", id="positions"):
+                yield PositionsTable(id="positions-table")
+            with TabPane("Activity", id="activity"):
+                yield Static(ActivityLog.HEADER, id="activity-header")
+                yield ActivityLog(id="activity-log")
+            with TabPane("Market", id="market"):
+                yield MarketPanel(id="market-panel")
+            with TabPane("Leaderboard", id="leaders"):
+                yield LeaderTable(id="leaders-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#chart", EquityChart).border_title = "equity and drawdown"
+        self.query_one(StatusBar).playback = self.playback.state()
+        work = partial(self.source.run, self.playback, self.post_message)
+        self.run_worker(work, name="backtest", thread=True, exclusive=True)
+
+    def on_unmount(self) -> None:
+        self.playback.stop()  # a paused worker must not outlive the screen
+
+    # ---- messages from the worker ----------------------------------------------------
+
+    @on(SnapshotPosted)
+    def _snapshot(self, message: SnapshotPosted) -> None:
+        self.snapshot = message.snapshot
+        self.applied += 1
+        with self.app.batch_update():
+            self.show()
+        if message.snapshot.waiting:
+            self.settled.set()
+
+    @on(Happened)
+    def _happened(self, message: Happened) -> None:
+        table = self.query_one(ActivityLog)
+        table.append(message.happenings)
+        self._label("activity", f"Activity {table.received}")
+
+    @on(RunEnded)
+    def _ended(self, message: RunEnded) -> None:
+        out = self.outcome = message.outcome
+        if out.error is not None:
+            text = f"error: {out.error}"
+        elif out.stopped:
+            text = "stopped (the run log keeps what ran)"
+        else:
+            text = "done" if out.final else "the logs end before the season does"
+        status = self.query_one(StatusBar)
+        status.ended = text
+        if out.error is not None:
+            self.notify(out.error, title="the run failed", severity="error", timeout=30)
+        self.settled.set()
+        self.finished.set()
+
+    # ---- applying a snapshot ---------------------------------------------------------
+
+    def show(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        status = self.query_one(StatusBar)
+        status.t = snap.t
+        status.inputs = snap.inputs
+        status.season = season_part(snap.t, snap.start, snap.end, snap.over)
+        status.playback = self.playback.state()
+        if snap.entries:
+            entry = snap.entries[self.watched % len(snap.entries)]
+            self.query_one(ScorePanel).score = entry.score
+            chart = self.query_one(EquityChart)
+            chart.starting_equity = snap.starting_equity
+            chart.limit_pct = entry.score.drawdown_limit_pct
+            chart.marks = entry.marks
+            self.query_one(OrdersTable).show(entry.orders)
+            self.query_one(PositionsTable).show(entry.positions)
+            self.query_one(LeaderTable).show(snap.leaders, entry.score.entry)
+            self._label("orders", f"Orders {len(entry.orders)}")
+            self._label("positions", f"Positions {len(entry.positions)}")
+        if snap.coins:
+            market = self.query_one(MarketPanel)
+            market.index = self.coin % len(snap.coins)
+            market.count = len(snap.coins)
+            market.coin = snap.coins[market.index]
+
+    def _label(self, tab: str, label: str) -> None:
+        t = self.query_one(TabbedContent).get_tab(tab)
+        if str(t.label) != label:
+            t.label = label
+
+    # ---- keys ------------------------------------------------------------------------
+
+    def _commanded(self) -> None:
+        state = self.playback.state()
+        self.query_one(StatusBar).playback = state
+        if not state.paused and self.outcome is None:
+            self.settled.clear()
+
+    def action_play_pause(self) -> None:
+        self.playback.toggle()
+        self._commanded()
+
+    def action_faster(self) -> None:
+        self.playback.faster()
+        self._commanded()
+
+    def action_slower(self) -> None:
+        self.playback.slower()
+        self._commanded()
+
+    def action_seek(self) -> None:
+        if self.outcome is None:
+            self.playback.seek()
+            self._commanded()
+
+    def action_next_coin(self) -> None:
+        self.coin += 1
+        self.show()
+
+    def action_next_entry(self) -> None:
+        self.watched += 1
+        self.show()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_back(self) -> None:
+        self.playback.stop()
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()

@@ -1,0 +1,194 @@
+"""The data source of the run screen: one backtest, stepped in a worker thread.
+
+Why this module exists: the engine must run at its own pace, off the UI thread, and the UI
+must see it only through immutable snapshots. :class:`BacktestSource` builds (or is handed)
+a :class:`~arena_tui.backtest.Backtest` and runs it with two hooks: ``pace``, called before
+each log input, which counts it, posts a snapshot when one is due (a few a second, wall
+time) and lets :class:`~arena_tui.tui.playback.Playback` hold the run; and ``on_event``,
+which queues every fill, rejection, cancel and close of the run's entries for the next
+:class:`~arena_tui.tui.messages.Happened` message (never coalesced). The run is the same
+``arena backtest`` run, run log included: watching it changes nothing it computes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from arena_tui.backtest import Backtest, BacktestResult
+from arena_tui.commands.backtest import default_out, entrants_for
+from arena_tui.errors import KNOWN
+from arena_tui.report_data import exit_value
+from arena_tui.seasonfile import SeasonError, resolve_season
+from arena_tui.tui.capture import take
+from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
+from arena_tui.tui.playback import Playback
+from arena_tui.tui.snapshot import Happening
+from engine import events as ev
+
+INTERVAL_S = 0.1  # snapshots at most this often while the run plays at a speed
+FLAT_OUT_S = 0.25  # and at max speed, where drawing would slow the engine (one GIL)
+SHOWN = (ev.Fill, ev.Rejected, ev.CancelPending, ev.Closed, ev.Paused, ev.PerformanceFee)
+Post = Callable[[Message], object]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What to run, as the start screen or the command line chose it."""
+
+    logs: tuple[Path, ...]
+    strategy: Path
+    vs: str | None = None  # "baselines" and/or strategy files, comma-separated
+    season: Path | None = None
+    out: Path | None = None  # the run's directory (default: a new one in the data dir)
+    latency_ms: int = 0
+    seed: int = 0
+
+
+def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
+    """The backtest ``arena backtest`` would run for ``spec``, writing its run log."""
+    paths = [str(p) for p in spec.logs]
+    if not paths:
+        raise SeasonError("choose at least one recording")
+    season = resolve_season(paths, spec.season)
+    entrants = entrants_for(spec.strategy, spec.vs)
+    out = spec.out or default_out(spec.strategy)
+    if out.exists() and not out.is_dir():
+        raise SeasonError(f"--out {out} is a file, not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    bt = Backtest(
+        season,
+        entrants,
+        run_log=out / "run.jsonl",
+        sources=paths,
+        latency_ms=spec.latency_ms,
+        seed=spec.seed,
+        exit_value=exit_value,
+    )
+    return bt, paths
+
+
+class _Watch:
+    """The hooks of one run (worker thread only)."""
+
+    def __init__(
+        self, bt: Backtest, playback: Playback, post: Post, clock: Callable[[], float]
+    ) -> None:
+        self.bt = bt
+        self.playback = playback
+        self.post = post
+        self.clock = clock
+        self.names = frozenset(bt.by_name)
+        self.applied = 0
+        self.seq = 0
+        self.pending: list[Happening] = []
+        self.funding: dict[tuple[str, int], int] = {}
+        self.order_asset: dict[int, int] = {}
+        self.next_post = 0.0
+        self.shown_waiting: tuple[int, int] | None = None  # (inputs, seq) last shown paused
+        self.chained = bt.on_event
+        bt.on_event = self.on_event
+        playback.on_wait = self.on_wait
+
+    def on_event(self, event: ev.AnyEvent) -> None:
+        if self.chained is not None:
+            self.chained(event)
+        if getattr(event, "entry", None) not in self.names:
+            return
+        if isinstance(event, ev.Accepted):
+            self.order_asset[event.oid] = event.asset
+        elif isinstance(event, ev.FundingPaid):
+            key = (event.entry, event.asset)
+            self.funding[key] = self.funding.get(key, 0) + event.payment
+        if not isinstance(event, SHOWN):
+            return
+        asset = getattr(event, "asset", None)
+        if asset is None and isinstance(event, ev.Closed):
+            asset = self.order_asset.pop(event.oid, None)  # the order has left: forget it
+        elif asset is None:
+            asset = self.order_asset.get(getattr(event, "oid", -1))
+        coin = None if asset is None else self.bt.engine.assets[asset].coin
+        self.pending.append(Happening(event, coin))
+        if isinstance(event, ev.Fill | ev.Rejected):
+            self.playback.found()
+
+    def pace(self, t: int) -> bool:
+        if self.clock() >= self.next_post:
+            self.show(waiting=False)
+        if not self.playback.pace(t):
+            return False
+        self.applied += 1
+        return True
+
+    def on_wait(self, timeout: float | None) -> None:
+        if timeout is None:  # paused: show exactly where the run stands, once
+            if self.shown_waiting != (self.applied, self.seq):
+                self.show(waiting=True)
+                self.shown_waiting = (self.applied, self.seq)
+        elif timeout >= INTERVAL_S or self.clock() >= self.next_post:
+            self.show(waiting=False)
+
+    def show(self, *, waiting: bool) -> None:
+        if self.pending:
+            self.post(Happened(tuple(self.pending)))
+            self.pending = []
+        self.seq += 1
+        snap = take(
+            self.bt, seq=self.seq, inputs=self.applied, waiting=waiting, funding=self.funding
+        )
+        self.post(SnapshotPosted(snap))
+        state = self.playback.state()
+        flat_out = state.speed is None or state.seeking
+        self.next_post = self.clock() + (FLAT_OUT_S if flat_out else INTERVAL_S)
+
+
+class BacktestSource:
+    """One backtest to watch; ``run`` is the worker's body (see the module docstring)."""
+
+    def __init__(
+        self,
+        make: Callable[[], tuple[Backtest, Sequence[str]]],
+        *,
+        title: str,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._make = make
+        self.title = title
+        self.clock = clock
+        self.result: BacktestResult | None = None
+        self.outcome: Outcome | None = None
+
+    @classmethod
+    def of_spec(cls, spec: RunSpec) -> BacktestSource:
+        vs = f" vs {spec.vs}" if spec.vs else ""
+        logs = ", ".join(p.name for p in spec.logs)
+        return cls(lambda: prepare(spec), title=f"{spec.strategy.name}{vs} on {logs}")
+
+    @classmethod
+    def of_backtest(cls, bt: Backtest, logs: Sequence[str], *, title: str) -> BacktestSource:
+        return cls(lambda: (bt, logs), title=title)
+
+    def run(self, playback: Playback, post: Post) -> Outcome:
+        """Prepare and run the backtest, posting snapshots and events; how it ended."""
+        try:
+            bt, logs = self._make()
+        except KNOWN as exc:
+            return self._end(post, Outcome(False, False, str(exc), 0, None))
+        watch = _Watch(bt, playback, post, self.clock)
+        error = None
+        try:
+            self.result = bt.run(logs, pace=watch.pace)
+        except KNOWN as exc:
+            error = str(exc)
+        watch.show(waiting=False)
+        outcome = Outcome(bt.engine.over, playback.stopped, error, watch.applied, bt.log.path)
+        return self._end(post, outcome)
+
+    def _end(self, post: Post, outcome: Outcome) -> Outcome:
+        self.outcome = outcome
+        post(RunEnded(outcome))
+        return outcome

@@ -1,0 +1,1 @@
+"""The panels of arena-tui, one module per feature."""

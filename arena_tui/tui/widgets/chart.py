@@ -1,0 +1,95 @@
+"""Equity and drawdown over the minute marks, with exit-value equity beside equity.
+
+One column per run of marks (the last mark's equity, the worst drawdown in it), as wide as
+the panel is. Equity and exit-value equity share one dollar scale (with the starting
+equity on it), so the gap between the two lines is the cost of closing into the book. The
+drawdown row is scaled to the limit that pauses the entry (or to the worst, past it).
+Integer arithmetic only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from arena_tui.report_data import MarkRow
+from arena_tui.tui.fmt import clock, pct, usd
+
+SPARK = "▁▂▃▄▅▆▇█"
+BARS = " ▁▂▃▄▅▆▇█"
+LABEL = 5
+ROWS = 2  # lines of the equity and of the drawdown chart
+
+
+def buckets(n: int, width: int) -> list[range]:
+    """``n`` points into at most ``width`` consecutive, non-empty index ranges."""
+    cols = min(n, width)
+    return [range(c * n // cols, (c + 1) * n // cols) for c in range(cols)]
+
+
+def spark(values: Sequence[int], lo: int, hi: int) -> str:
+    top = len(SPARK) - 1
+    if hi <= lo:
+        return SPARK[top // 2] * len(values)
+    return "".join(SPARK[(v - lo) * top // (hi - lo)] for v in values)
+
+
+def stacked(heights: Sequence[int], rows: int) -> list[str]:
+    """Columns ``heights`` eighths tall (at most ``rows * 8``), as ``rows`` lines, top first."""
+    return [
+        "".join(BARS[max(0, min(8, h - (row - 1) * 8))] for h in heights)
+        for row in range(rows, 0, -1)
+    ]
+
+
+def dollars(e6: int) -> str:
+    return "$" + usd(e6).rsplit(".", 1)[0]
+
+
+def chart_lines(
+    marks: Sequence[MarkRow], width: int, starting_equity: int, limit_pct: int
+) -> list[Text]:
+    if not marks:
+        return [Text("no minute mark yet: the chart starts at the first one", style="dim")]
+    plot = max(1, width - LABEL)
+    cols = buckets(len(marks), plot)
+    equity = [marks[c[-1]].equity for c in cols]
+    exits = [marks[c[-1]].exit_equity for c in cols]
+    known = [x for x in exits if x is not None]
+    lo = min([*equity, *known, starting_equity])
+    hi = max([*equity, *known, starting_equity])
+    worst = [max(marks[i].drawdown for i in c) for c in cols]
+    limit = limit_pct * 10**6
+    top = max(limit, max(worst))
+    span = max(1, hi - lo)
+    eq = stacked([1 + (v - lo) * (ROWS * 8 - 1) // span for v in equity], ROWS)
+    dd = stacked([-(-w * ROWS * 8 // top) for w in worst], ROWS)
+    exit_line = "".join(" " if x is None else spark([x], lo, hi) for x in exits)
+    peak = max(m.drawdown for m in marks)
+    first, last = clock(marks[0].t), clock(marks[-1].t)
+    axis = first + " " * max(1, plot - len(first) - len(last)) + last
+    labels = ["eq   ", " " * LABEL]
+    return [
+        Text(f"{dollars(lo)} to {dollars(hi)}, start {dollars(starting_equity)}", style="dim"),
+        *(Text(labels[i]).append(line, style="cyan") for i, line in enumerate(eq)),
+        Text("exit ").append(exit_line, style="magenta"),
+        Text(f"drawdown: worst {pct(peak)}, limit {limit_pct}%", style="dim"),
+        *(
+            Text(labels[i].replace("eq", "dd")).append(line, style="red")
+            for i, line in enumerate(dd)
+        ),
+        Text(" " * LABEL + axis, style="dim"),
+    ]
+
+
+class EquityChart(Widget):
+    marks: reactive[tuple[MarkRow, ...]] = reactive(())
+    starting_equity: reactive[int] = reactive(0)
+    limit_pct: reactive[int] = reactive(15)
+
+    def render(self) -> Text:
+        lines = chart_lines(self.marks, self.size.width, self.starting_equity, self.limit_pct)
+        return Text("\n").join(lines)

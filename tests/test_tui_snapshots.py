@@ -1,0 +1,102 @@
+"""SVG snapshots of arena-tui at fixed points of the committed sample (80x24).
+
+The run is the maker baseline (with the other baselines) on
+``recordings/sample-btc-20250126.jsonl``, opened paused and moved with the keys a user
+presses; every number on screen comes from the engine, the clock is the simulated one, so
+the picture is the same on every machine. Update with ``pytest --snapshot-update`` and look
+at the new SVGs before committing them (``tests/__snapshots__/``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from arena_tui.tui.app import ArenaApp, make_app
+from arena_tui.tui.catalog import Catalog, Item
+from arena_tui.tui.screens.run import RunScreen
+from arena_tui.tui.source import RunSpec
+from arena_tui.tui.widgets.activity import ActivityLog
+from tests.tuikit import MAKER, SAMPLE, finished, settled
+
+SnapCompare = Callable[..., bool]
+Before = Callable[[Pilot[None]], Awaitable[None]]
+
+
+def sample_app(tmp_path: Path) -> ArenaApp:
+    spec = RunSpec((SAMPLE,), MAKER, "baselines", out=tmp_path / "run")
+    return make_app(spec=spec, speed=None, paused=True)
+
+
+def screen_of(pilot: Pilot[None]) -> RunScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen)
+    return screen
+
+
+async def to_first_fill(pilot: Pilot[None]) -> None:
+    screen = screen_of(pilot)
+    await settled(screen)
+    table = screen.query_one(ActivityLog)
+    for _ in range(10):
+        if table.counts["fill"]:
+            break
+        await pilot.press("n")
+        await settled(screen)
+    assert table.counts["fill"] == 1
+
+
+def test_run_screen_at_the_first_fill(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(sample_app(tmp_path), run_before=to_first_fill)
+
+
+async def to_the_end_on_the_leaderboard(pilot: Pilot[None]) -> None:
+    screen = screen_of(pilot)
+    await settled(screen)
+    await pilot.press("space")
+    await finished(screen)
+    await pilot.press("5")
+
+
+def test_run_screen_at_the_end_on_the_leaderboard(
+    snap_compare: SnapCompare, tmp_path: Path
+) -> None:
+    assert snap_compare(sample_app(tmp_path), run_before=to_the_end_on_the_leaderboard)
+
+
+async def open_help(pilot: Pilot[None]) -> None:
+    await settled(screen_of(pilot))
+    await pilot.press("question_mark")
+
+
+def test_help_screen(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(sample_app(tmp_path), run_before=open_help)
+
+
+def test_start_screen(snap_compare: SnapCompare) -> None:
+    catalog = Catalog(
+        recordings=(
+            Item(Path("recordings/sample-btc-20250126.jsonl"), "./recordings"),
+            Item(Path("recordings/synth-3coins-20261201.jsonl.gz"), "./recordings"),
+        ),
+        strategies=tuple(
+            Item(Path(f"strategies/{n}.py"), "./strategies")
+            for n in ("control_random", "maker", "momentum", "reversion")
+        ),
+        seasons=(Item(Path("seasons/sample-btc-20250126.toml"), "./seasons"),),
+    )
+    assert snap_compare(make_app(catalog=catalog))
+
+
+async def to_the_end_on_the_activity(pilot: Pilot[None]) -> None:
+    screen = screen_of(pilot)
+    await settled(screen)
+    await pilot.press("space")
+    await finished(screen)
+    await pilot.press("3")
+
+
+def test_run_screen_at_the_end_on_the_activity(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(sample_app(tmp_path), run_before=to_the_end_on_the_activity)

@@ -1,0 +1,133 @@
+"""What the arena-tui tests share: a small market, a strategy that does a bit of everything,
+and the way to wait for the worker without sleeping.
+
+The market (BTC climbing $1 a second with a book every 5 s, prints every second; SOL
+quiet) is written as a recording the way ``tests.build`` writes lines. ``TRADER`` on it
+fills as a taker on activation and keeps that order open (filled·held), is rejected for a
+too-small order, rests an order far below the market and cancels it, then sells half.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, ParamSpec
+
+import msgspec
+
+from arena_tui.tui.screens.run import RunScreen
+from tests import build
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
+MAKER = ROOT / "strategies" / "maker.py"
+T0 = build.T0
+E8 = build.E8
+P = ParamSpec("P")
+WAIT_S = 30  # a bound, never reached when things work: the runs here take well under 1 s
+
+TRADER = """
+from arena_tui.strategy import GTC, IOC, Context, Strategy
+
+E8 = 10**8
+
+
+class Trader(Strategy):
+    def __init__(self) -> None:
+        self.books = 0
+
+    def on_book(self, ctx: Context, book) -> None:
+        if book.coin != "BTC":
+            return
+        self.books += 1
+        btc = ctx.asset_of("BTC")
+        if self.books == 1:
+            # through the ask: fills whole as a taker at activation, and stays open
+            ctx.order(btc, True, book.best_ask_e8 + 20 * E8, 1_000_000, False, GTC)
+            ctx.order(btc, True, book.best_bid_e8, 1_000, False, GTC)  # $1: too small
+            ctx.order(btc, True, book.best_bid_e8 - 1000 * E8, 100_000, False, GTC)
+        elif self.books == 4:
+            for o in ctx.account.open_orders:
+                if o.filled_e8 == 0:
+                    ctx.cancel(oid=o.oid)
+        elif self.books == 8:
+            ctx.order(btc, False, book.best_bid_e8 - 20 * E8, 500_000, True, IOC)
+"""
+
+FAILING = """
+from arena_tui.strategy import Context, Strategy
+
+
+class Failing(Strategy):
+    def on_book(self, ctx: Context, book) -> None:
+        raise RuntimeError("no idea what to do")
+"""
+
+
+def fmt(px_e8: int) -> str:
+    whole, frac = divmod(px_e8, E8)
+    return f"{whole}.{frac:08d}".rstrip("0").rstrip(".") if frac else f"{whole}.0"
+
+
+def market_rows(minutes: int = 6) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    start = T0 - 30_000
+    for s in range(minutes * 60 + 31):
+        t = start + s * 1000
+        px = (100_000 + s) * E8
+        bid, ask = px - E8, px + E8
+        if s % 5 == 0:
+            bids = [(fmt(bid - i * E8), "2.0") for i in range(5)]
+            asks = [(fmt(ask + i * E8), "2.0") for i in range(5)]
+            rows.append(build.book(t, "BTC", t - 50, bids, asks))
+            rows.append(build.book(t, "SOL", t - 50, [("150.0", "100.0")], [("150.1", "100.0")]))
+        buy = s % 3 != 2
+        row = build.trades(t, ("BTC", fmt(ask if buy else bid), "0.001", t - 20, s + 1))
+        row["hl"]["data"][0]["side"] = "B" if buy else "A"
+        rows.append(row)
+        if s % 10 == 0:
+            rows.append(build.ctx(t, "BTC", mark=fmt(px), oracle=fmt(px), funding="0.0000125"))
+            rows.append(build.ctx(t, "SOL", mark="150.05", oracle="150.0", funding="0.00001"))
+    return rows
+
+
+def write_market(path: Path, minutes: int = 6) -> Path:
+    header = {
+        "arena_log": 1,
+        "recording": "synthetic",
+        "markets": [
+            {"coin": "BTC", "asset": 0, "szDecimals": 5},
+            {"coin": "SOL", "asset": 5, "szDecimals": 2},
+        ],
+    }
+    with path.open("wb") as f:
+        f.write(msgspec.json.encode(header) + b"\n")
+        for r in market_rows(minutes):
+            f.write(msgspec.json.encode(r) + b"\n")
+    return path
+
+
+def write_strategy(path: Path, body: str = TRADER) -> Path:
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+async def settled(screen: RunScreen) -> None:
+    """Until the worker waits paused (or the run has ended), as the screen last heard."""
+    await asyncio.wait_for(screen.settled.wait(), WAIT_S)
+
+
+async def finished(screen: RunScreen) -> None:
+    await asyncio.wait_for(screen.finished.wait(), WAIT_S)
+
+
+def aio(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """Run an async test on its own event loop (the pilot needs one; no plugin needed)."""
+
+    @functools.wraps(test)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run

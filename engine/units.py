@@ -64,7 +64,7 @@ def _parse_e8(text: str) -> int:
 # memory stays flat however long the log.
 E8_MEMO: dict[str, int] = {}
 FRACTION_MEMO: dict[str, tuple[int, int]] = {}
-_MEMO_MAX = 1 << 16
+_MEMO_MAX = 1 << 13  # small enough that memory stays flat, large enough to hit
 
 
 def _remember(memo: dict[str, T], text: str, value: T) -> T:

@@ -225,7 +225,7 @@ class Backtest:
         ``pace(t)``, when given, is called before each log input with its time: a viewer
         may wait in it (to play at a speed, or paused); returning False ends the run there.
         """
-        reader = LogReader(logs, coins=[m.coin for m in self.season.markets])
+        reader = LogReader(logs, coins=[m.coin for m in self.season.markets], hashed=False)
         registered = False
         last_t: int | None = None
         n = 0
@@ -343,7 +343,8 @@ class Backtest:
             return
         markets = self.markets
         coin = applied[0].coin
-        if all(raw.coin == coin for raw in applied):  # one coin a message, as Hyperliquid sends
+        if len(applied) == 1 or all(raw.coin == coin for raw in applied):
+            # one coin a message, as Hyperliquid sends them
             groups = [(markets.get(coin), applied)]
         else:
             by_coin: dict[str, list[RawTrade]] = {}

@@ -101,16 +101,25 @@ def parse_header(path: str | os.PathLike[str], raw: bytes) -> Header:
     return header
 
 
+def _ignore(_: bytes) -> None:
+    pass
+
+
 class LogReader:
     """Iterate the inputs of one or more log files, in order, checking as the contract says.
 
     ``coins``: the season's coins; market data for other coins is only checked for ``t``.
-    After iteration, ``sha256`` is the hash of all files' uncompressed bytes, in order.
-    While iterating, ``path`` and ``lineno`` say where the last line came from.
+    After iteration, ``sha256`` is the hash of all files' uncompressed bytes, in order
+    (unless ``hashed=False``: a backtest hashes its own run log instead). While iterating,
+    ``path`` and ``lineno`` say where the last line came from, ``raw`` holds its bytes.
     """
 
     def __init__(
-        self, paths: Iterable[str | os.PathLike[str]], coins: Iterable[str] | None = None
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        coins: Iterable[str] | None = None,
+        *,
+        hashed: bool = True,
     ) -> None:
         self.paths = [str(p) for p in paths]
         self.coins = None if coins is None else frozenset(coins)
@@ -119,6 +128,7 @@ class LogReader:
         self.inputs = 0
         self.raw = b""
         self._hasher = hashlib.sha256()
+        self._hashed = hashed
 
     @property
     def sha256(self) -> str:
@@ -130,7 +140,7 @@ class LogReader:
     def __iter__(self) -> Iterator[Line]:
         """Every file's inputs, in order. The hot loop: keep it flat (no nested generators)."""
         decode = _LINE.decode
-        update = self._hasher.update
+        update = self._hasher.update if self._hashed else _ignore
         prev_t = -(1 << 63)
         for path in self.paths:
             self.path = path

@@ -38,19 +38,15 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 ROOT = Path(__file__).resolve().parents[1]
-CAPTURE = ROOT.parent / "shared/data/hyperliquid/hftbacktest_collector_btc_20250126.gz"
-SAMPLE = ROOT / "recordings/sample-btc-20250126.jsonl"  # the same messages, if shared/ is absent
+CAPTURE = ROOT / "tests/data/hftbacktest_collector_btc_20250126.gz"  # see tests/data/README.md
 
 MARKET = ("data", "snapshot")  # kinds a recorder must write
 
 
 def capture_messages() -> list[dict[str, Any]]:
-    """The real capture's messages, in order (from the shipped sample if shared/ is absent)."""
-    if CAPTURE.exists():
-        lines = gzip.decompress(CAPTURE.read_bytes()).decode().splitlines()
-        return [json.loads(line.split(" ", 1)[1]) for line in lines if line.strip()]
-    rows = [json.loads(x) for x in SAMPLE.read_text().splitlines()[1:]]
-    return [r["hl"] for r in rows if "hl" in r]
+    """The real capture's messages, in order."""
+    lines = gzip.decompress(CAPTURE.read_bytes()).decode().splitlines()
+    return [json.loads(line.split(" ", 1)[1]) for line in lines if line.strip()]
 
 
 def meta_answer() -> dict[str, Any]:

@@ -8,12 +8,9 @@ and strategy files into ``tmp_path``, runs the backtest the way ``arena backtest
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from arena_tui.backtest import Backtest, BacktestError, Entrant
@@ -23,59 +20,11 @@ from arena_tui.seasonfile import resolve_season
 from engine import Season
 from engine.events import Reason
 from tests import build
+from tests.clirun import ROOT, arena
+from tests.market import market_rows, write_log
 
-ROOT = Path(__file__).resolve().parents[1]
 T0 = build.T0
 MIN = build.MIN
-BTC_PX = 100_000  # dollars
-
-
-def fmt(px_e8: int) -> str:
-    whole, frac = divmod(px_e8, build.E8)
-    return f"{whole}.{frac:08d}".rstrip("0").rstrip(".") if frac else f"{whole}.0"
-
-
-def market_rows(minutes: int = 10, start: int = T0 - 30_000) -> list[dict[str, Any]]:
-    """BTC and SOL: a book every 5 s, a print every second, a context every 10 s.
-
-    BTC climbs $1 a second; its prints alternate 2 buys then 1 sell, at the best ask
-    and best bid. Sizes are deep (2 BTC a level) so takers fill whole.
-    """
-    rows: list[dict[str, Any]] = []
-    for s in range(minutes * 60 + 31):
-        t = start + s * 1000
-        px = (BTC_PX + s) * build.E8
-        bid, ask = px - build.E8, px + build.E8
-        if s % 5 == 0:
-            bids = [(fmt(bid - i * build.E8), "2.0") for i in range(5)]
-            asks = [(fmt(ask + i * build.E8), "2.0") for i in range(5)]
-            rows.append(build.book(t, "BTC", t - 50, bids, asks))
-            rows.append(build.book(t, "SOL", t - 50, [("150.0", "100.0")], [("150.1", "100.0")]))
-        tid = s + 1
-        buy = s % 3 != 2
-        print_px = fmt(ask if buy else bid)
-        row = build.trades(t, ("BTC", print_px, "0.001", t - 20, tid))
-        row["hl"]["data"][0]["side"] = "B" if buy else "A"
-        rows.append(row)
-        if s % 10 == 0:
-            rows.append(build.ctx(t, "BTC", mark=fmt(px), oracle=fmt(px), funding="0.0000125"))
-    return rows
-
-
-def write_log(path: Path, rows: list[dict[str, Any]]) -> Path:
-    header = {
-        "arena_log": 1,
-        "recording": "synthetic",
-        "markets": [
-            {"coin": "BTC", "asset": 0, "szDecimals": 5},
-            {"coin": "SOL", "asset": 5, "szDecimals": 2},
-        ],
-    }
-    with path.open("wb") as f:
-        f.write(msgspec.json.encode(header) + b"\n")
-        for r in rows:
-            f.write(msgspec.json.encode(r) + b"\n")
-    return path
 
 
 def write_strategy(path: Path, body: str) -> Path:
@@ -280,26 +229,16 @@ def test_entry_names_must_be_unique_and_free(tmp_path: Path) -> None:
         bt.run([str(log)])
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena_tui.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 def test_cli_backtest_writes_files_and_replay_agrees(tmp_path: Path) -> None:
     log = write_log(tmp_path / "market.jsonl", market_rows(20))
     out = tmp_path / "run"
-    done = cli(
+    done = arena(
         "backtest", "strategies/momentum.py", str(log), "--vs", "baselines", "--out", str(out)
     )
     assert done.returncode == 0, done.stderr
     for name in ("run.jsonl", "ranking.json", "report.json", "fills.csv", "equity.csv"):
         assert (out / name).is_file(), name
-    again = cli("replay", str(out / "run.jsonl"), "--json")
+    again = arena("replay", str(out / "run.jsonl"), "--json")
     assert again.returncode == 0, again.stderr
     assert again.stdout == (out / "ranking.json").read_text()
     report = json.loads((out / "report.json").read_text())
@@ -312,7 +251,7 @@ def test_cli_backtest_writes_files_and_replay_agrees(tmp_path: Path) -> None:
 def test_cli_backtest_failing_strategy_is_one_line(tmp_path: Path) -> None:
     log = write_log(tmp_path / "market.jsonl", market_rows(3))
     strat = write_strategy(tmp_path / "boom.py", RAISES)
-    done = cli("backtest", str(strat), str(log), "--out", str(tmp_path / "out"))
+    done = arena("backtest", str(strat), str(log), "--out", str(tmp_path / "out"))
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     err = [x for x in done.stderr.splitlines() if x.startswith("arena: error:")]

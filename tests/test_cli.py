@@ -4,34 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.clirun import ROOT, arena, one_error_line
+
 SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
 SAMPLE_SEASON = ROOT / "seasons" / "sample-btc-20250126.toml"
-
-
-def arena(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena_tui.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode != 0
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("arena: error: ")
-    return lines[0]
 
 
 def test_help_teaches() -> None:

@@ -1,6 +1,6 @@
 """``arena import hl-archive`` and ``arena import hftbacktest``: real captures into logs.
 
-The samples are real files (/work/shared/data/hyperliquid/README.md). Every expectation is
+The samples are real files (tests/data/README.md says where they come from). Every expectation is
 counted here from the source file with the standard library (json, gzip, datetime), not
 with the importer's code: the books and trades, the receive times, and the verbatim bytes
 of every message.
@@ -22,15 +22,13 @@ import lz4.frame
 import pytest
 
 from arena_tui.importers import import_files
-from tests.test_cli import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, one_error_line
 
-DATA = Path("/work/shared/data/hyperliquid")
+DATA = ROOT / "tests" / "data"  # copies of shared/data/hyperliquid's samples (see its README)
 ARCHIVE = DATA / "hl_archive_l2Book_BTC_20240101_12_first20.lz4"
 COLLECTOR = DATA / "hftbacktest_collector_btc_20250126.gz"
 META = ROOT / "tests" / "data" / "meta_2023.json"
 BTC = {"coin": "BTC", "asset": 0, "szDecimals": 5}
-
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared captures not present")
 
 
 def log_lines(path: Path) -> list[bytes]:

@@ -15,7 +15,7 @@ import pytest
 
 from arena_tui.logcheck import SHOW_MAX, check_logs
 from tests.build import T0, book, ctx, order, tick, trades
-from tests.test_cli import arena, one_error_line
+from tests.clirun import arena, one_error_line
 
 HEADER = {
     "arena_log": 1,

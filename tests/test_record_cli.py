@@ -21,23 +21,12 @@ from typing import Any
 
 from arena_tui.dayfiles import recording_files
 from arena_tui.logfile import LogReader
+from tests.clirun import arena
 from tests.fakehl import FakeHL
 from tests.test_record_feed import check_against_wire, hl_raw, recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--retry-base-ms", "2", "--retry-cap-ms", "20", "--ping-ms", "100"]
-
-
-def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena_tui.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=60,
-    )
 
 
 @contextmanager

@@ -26,7 +26,9 @@ from arena_tui.report_verdict import verdict_lines
 from arena_tui.verdict import block_scores, bootstrap, judge, parse_epoch, verdict_doc
 from engine.units import E8, tdiv
 from tests import build
-from tests.test_backtest import ROOT, cli, market_rows, write_log
+from tests.clirun import ROOT
+from tests.clirun import arena as cli
+from tests.market import market_rows, write_log
 
 T0 = build.T0  # a UTC day boundary
 MIN, HOUR, DAY = build.MIN, build.HOUR, build.DAY

@@ -13,7 +13,7 @@ import pytest
 from arena_tui.seasonfile import SeasonError, load_season
 from arena_tui.seasonnew import parse_time, season_toml
 from engine import Market, Rules
-from tests.test_cli import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, one_error_line
 
 META = ROOT / "tests" / "data" / "meta_2023.json"
 START, END = "2026-12-07T00:00:00Z", "2027-01-04T00:00:00Z"

@@ -31,6 +31,7 @@ from arena_tui.synthmarket import BURST, CALM, TREND
 from arena_tui.synthmath import Grid, Sizes, exp_
 from engine.season import Market
 from engine.units import lot_e8, parse_e8, price_on_grid
+from tests.clirun import arena
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
@@ -46,16 +47,6 @@ META = {
         {"name": "XYZ", "szDecimals": 3},
     ]
 }
-
-
-def arena(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena_tui.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def generate(seed: int, hours: float, markets: list[Market] = THREE) -> bytes:

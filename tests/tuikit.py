@@ -15,10 +15,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec
 
-import msgspec
-
 from arena_tui.tui.screens.run import RunScreen
-from tests import build
+from tests import build, market
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
@@ -66,47 +64,8 @@ class Failing(Strategy):
 """
 
 
-def fmt(px_e8: int) -> str:
-    whole, frac = divmod(px_e8, E8)
-    return f"{whole}.{frac:08d}".rstrip("0").rstrip(".") if frac else f"{whole}.0"
-
-
-def market_rows(minutes: int = 6) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    start = T0 - 30_000
-    for s in range(minutes * 60 + 31):
-        t = start + s * 1000
-        px = (100_000 + s) * E8
-        bid, ask = px - E8, px + E8
-        if s % 5 == 0:
-            bids = [(fmt(bid - i * E8), "2.0") for i in range(5)]
-            asks = [(fmt(ask + i * E8), "2.0") for i in range(5)]
-            rows.append(build.book(t, "BTC", t - 50, bids, asks))
-            rows.append(build.book(t, "SOL", t - 50, [("150.0", "100.0")], [("150.1", "100.0")]))
-        buy = s % 3 != 2
-        row = build.trades(t, ("BTC", fmt(ask if buy else bid), "0.001", t - 20, s + 1))
-        row["hl"]["data"][0]["side"] = "B" if buy else "A"
-        rows.append(row)
-        if s % 10 == 0:
-            rows.append(build.ctx(t, "BTC", mark=fmt(px), oracle=fmt(px), funding="0.0000125"))
-            rows.append(build.ctx(t, "SOL", mark="150.05", oracle="150.0", funding="0.00001"))
-    return rows
-
-
 def write_market(path: Path, minutes: int = 6) -> Path:
-    header = {
-        "arena_log": 1,
-        "recording": "synthetic",
-        "markets": [
-            {"coin": "BTC", "asset": 0, "szDecimals": 5},
-            {"coin": "SOL", "asset": 5, "szDecimals": 2},
-        ],
-    }
-    with path.open("wb") as f:
-        f.write(msgspec.json.encode(header) + b"\n")
-        for r in market_rows(minutes):
-            f.write(msgspec.json.encode(r) + b"\n")
-    return path
+    return market.write_log(path, market.market_rows(minutes, sol_ctx=True))
 
 
 def write_strategy(path: Path, body: str = TRADER) -> Path:

@@ -73,7 +73,8 @@ def verdict_lines(v: dict[str, Any]) -> list[str]:
             f"{v['confidence_pct']}% interval {signed(lo)} to {signed(hi)}"
         )
         lines.append(
-            f"  ({v['resamples']:,} paired bootstrap resamples of the blocks, seed {v['seed']})"
+            f"  ({v['resamples']:,} paired block-bootstrap resamples (runs of consecutive blocks), "
+            f"seed {v['seed']})"
         )
     if v.get("note"):
         lines.append(f"  {v['note']}")

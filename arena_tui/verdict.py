@@ -19,6 +19,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 from arena_tui.backtest import BacktestError
@@ -103,23 +104,71 @@ class Bootstrap:
     seed: int
 
 
-def bootstrap(diffs: Sequence[int], seed: int, resamples: int = RESAMPLES) -> Bootstrap:
-    """A paired bootstrap of the mean of ``diffs`` and its 95% percentile interval.
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile (Cornish-Fisher expansion in 1/df; within 1e-3 for df >= 3)."""
+    z = NormalDist().inv_cdf(p)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
-    Each resample draws ``len(diffs)`` blocks with replacement (``rng.choices``) and sums
-    them as integers; the interval's ends are the sums of nearest rank 2.5% and 97.5%
-    (``ceil(p * resamples)``-th smallest), divided by the number of blocks.
+
+def expanded_tail(n: int) -> float:
+    """The tail to read the resampled means at, so the interval covers at small ``n``.
+
+    A plain percentile interval of n blocks is too narrow when n is small: it spreads like
+    a z interval with the divisor n. Hesterberg's expanded percentile interval reads the
+    bootstrap distribution at ``Phi(sqrt(n / (n - 1)) * t_{n-1})`` instead, matching the
+    Student-t interval's width; for 12 blocks that is the 1.1% and 98.9% points.
+    """
+    tail = (100 - CONFIDENCE_PCT) / 200
+    if n < 3:
+        return tail
+    return NormalDist().cdf(math.sqrt(n / (n - 1)) * t_quantile(tail, n - 1))
+
+
+def run_length(n: int) -> int:
+    """How many consecutive blocks a resample draws at a time: about the cube root of n.
+
+    Neighbouring blocks are not independent (a position held across a boundary moves both),
+    so resampling single blocks would understate the spread; runs of ~n^(1/3) keep most of
+    that dependence (the usual rule for a moving-block bootstrap) and 1 for a few blocks.
+    """
+    return max(1, round(n ** (1 / 3)))
+
+
+def bootstrap(diffs: Sequence[int], seed: int, resamples: int = RESAMPLES) -> Bootstrap:
+    """A paired circular block bootstrap of the mean of ``diffs``, 95% expanded interval.
+
+    Each resample is ``len(diffs)`` blocks made of runs of ``run_length`` consecutive blocks
+    (wrapping around the end) starting at ``rng.randrange`` positions, summed as integers;
+    the interval's ends are the sums of nearest rank ``tail`` and ``1 - tail``
+    (``ceil(p * resamples)``-th smallest, ``tail`` from ``expanded_tail``), divided by the
+    number of blocks.
     """
     n = len(diffs)
     if n == 0:
         raise ValueError("no blocks to resample")
     rng = random.Random(seed)
-    choices = rng.choices
     pool = list(diffs)
-    sums = sorted(sum(choices(pool, k=n)) for _ in range(resamples))
-    tail = (100 - CONFIDENCE_PCT) / 200
+    run = run_length(n)
+    # the sum of each run of `run` blocks from each start, wrapping: one resample adds
+    # n // run of them (and a shorter run for the rest)
+    full = [sum(pool[(i + j) % n] for j in range(run)) for i in range(n)]
+    rest = n % run
+    part = [sum(pool[(i + j) % n] for j in range(rest)) for i in range(n)]
+    starts = n // run
+    sums = []
+    for _ in range(resamples):
+        total = sum(full[rng.randrange(n)] for _ in range(starts))
+        if rest:
+            total += part[rng.randrange(n)]
+        sums.append(total)
+    sums.sort()
+    tail = expanded_tail(n)
     lo = sums[max(math.ceil(tail * resamples) - 1, 0)]
-    hi = sums[math.ceil((1 - tail) * resamples) - 1]
+    hi = sums[min(math.ceil((1 - tail) * resamples), resamples) - 1]
     return Bootstrap(sum(pool) / n, lo / n, hi / n, resamples, seed)
 
 

@@ -23,7 +23,16 @@ from arena_tui.replay import Progress
 from arena_tui.report import exit_gap, exit_warnings
 from arena_tui.report_data import MarkRow
 from arena_tui.report_verdict import verdict_lines
-from arena_tui.verdict import block_scores, bootstrap, judge, parse_epoch, verdict_doc
+from arena_tui.verdict import (
+    block_scores,
+    bootstrap,
+    expanded_tail,
+    judge,
+    parse_epoch,
+    run_length,
+    t_quantile,
+    verdict_doc,
+)
 from engine.units import E8, tdiv
 from tests import build
 from tests.clirun import ROOT
@@ -327,3 +336,24 @@ def test_backtest_report_has_verdict_chart_and_block_table(tmp_path: Path) -> No
     root = ET.parse(out / "chart.svg").getroot()
     drawn = {p.get("data-entry") for p in root.iter("{http://www.w3.org/2000/svg}path")}
     assert drawn == {e["entry"] for e in report["entries"]}
+
+
+def test_small_samples_widen_the_interval() -> None:
+    """Student's t at 11 and 30 degrees of freedom (tables: 2.201, 2.042), the expanded tail
+    for 12 blocks (Phi(-sqrt(12/11) * 2.201) = 1.08%), and the plain 2.5% when n is large."""
+    assert abs(t_quantile(0.025, 11) + 2.201) < 1e-3
+    assert abs(t_quantile(0.025, 30) + 2.042) < 1e-3
+    assert abs(expanded_tail(12) - 0.0108) < 2e-4
+    assert 0.024 < expanded_tail(1000) < 0.025
+    assert [run_length(n) for n in (1, 3, 12, 30, 365)] == [1, 1, 2, 3, 7]
+
+
+def test_runs_of_blocks_keep_the_dependence_of_neighbours() -> None:
+    """A lead that comes in streaks (positions held across block boundaries) is less sure
+    than the same numbers shuffled: the block bootstrap's interval is wider."""
+    streaky = [900] * 6 + [-500] * 6 + [700] * 6 + [-300] * 6
+    shuffled = [streaky[(i * 7) % 24] for i in range(24)]
+    assert sorted(shuffled) == sorted(streaky)
+    wide, narrow = bootstrap(streaky, seed=1), bootstrap(shuffled, seed=1)
+    assert wide.mean == narrow.mean
+    assert wide.high - wide.low > narrow.high - narrow.low

@@ -135,7 +135,8 @@ def run_length(n: int) -> int:
     so resampling single blocks would understate the spread; runs of ~n^(1/3) keep most of
     that dependence (the usual rule for a moving-block bootstrap) and 1 for a few blocks.
     """
-    return max(1, round(float(n) ** (1 / 3)))
+    root: float = n ** (1 / 3)
+    return max(1, round(root))
 
 
 def bootstrap(diffs: Sequence[int], seed: int, resamples: int = RESAMPLES) -> Bootstrap:

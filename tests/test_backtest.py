@@ -8,6 +8,7 @@ and strategy files into ``tmp_path``, runs the backtest the way ``arena backtest
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +284,20 @@ def test_the_example_in_docs_strategies_runs(tmp_path: Path) -> None:
     sides = [f.is_buy for f in e.stats.fills]
     assert sides == [True, False], e.stats.fills
     assert bt.engine.accounts["dip"].positions == {}
+
+
+def test_same_run_under_any_hash_seed(tmp_path: Path) -> None:
+    """The baselines' backtest gives the same run log, ranking and fills in any process."""
+    log = write_log(tmp_path / "market.jsonl", market_rows(8))
+    outputs = []
+    for hash_seed in ("0", "1", "random"):
+        out = tmp_path / f"out-{hash_seed}"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = arena(
+            "backtest", "strategies/momentum.py", str(log), "--vs", "baselines", "--out",
+            str(out), env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs.append([(out / n).read_bytes() for n in ("run.jsonl", "ranking.json", "fills.csv")])
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0][2].count(b"\n") > 1  # someone traded

@@ -52,7 +52,9 @@ def backtest_command(
     strategy: Annotated[
         Path,
         typer.Argument(
-            help="Strategy file (one Strategy subclass; see docs/strategies.md).", dir_okay=False
+            help="Strategy file (one Strategy subclass; see docs/strategies.md).",
+            metavar="STRATEGY",
+            dir_okay=False,
         ),
     ],
     logs: Annotated[
@@ -74,8 +76,8 @@ def backtest_command(
         str,
         typer.Option(
             "--epoch",
-            help="Block length for the comparison with the control, e.g. "
-            "2h or 30m; default: UTC days.",
+            help="Block length for the verdict against the random control: a number and "
+            "m, h or d (30m, 2h, 1d), blocks aligned to the Unix epoch (1d = UTC days).",
         ),
     ] = "1d",
     out: Annotated[
@@ -114,8 +116,10 @@ def backtest_command(
     The run writes its own log (the market data plus every registration, order and
     cancel) into --out; [cyan]arena replay[/] of it gives the same ranking, byte for byte.
 
-    Example: [cyan]arena backtest strategies/momentum.py recordings/synth-3coins.jsonl.gz
-    --vs baselines --out /tmp/run[/]
+    Example:
+
+    [cyan]arena backtest strategies/momentum.py \\
+      recordings/synth-3coins-20261201.jsonl.gz --vs baselines --out /tmp/run[/]
     """
     paths = [str(p) for p in logs]
     parse_epoch(epoch)  # a bad --epoch fails now, not after the run

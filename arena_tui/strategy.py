@@ -231,8 +231,9 @@ class Context:
         """Cap headroom, less the reserves that orders in flight will take (at today's mark)."""
         held = 0
         for m in self.in_flight:
-            if m["type"] == "order" and not m["reduceOnly"]:
-                mark = self.markets[self._coin[m["asset"]]].mark_e8 or 0
+            coin = self._coin.get(m["asset"]) if m["type"] == "order" else None
+            if coin is not None and not m["reduceOnly"]:  # other assets will be rejected
+                mark = self.markets[coin].mark_e8 or 0
                 held += notional(max(m["limitPx"], mark), m["sz"])
         return max(0, self.account.headroom_e6 - held)
 

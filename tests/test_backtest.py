@@ -301,3 +301,29 @@ def test_same_run_under_any_hash_seed(tmp_path: Path) -> None:
         outputs.append([(out / n).read_bytes() for n in ("run.jsonl", "ranking.json", "fills.csv")])
     assert outputs[0] == outputs[1] == outputs[2]
     assert outputs[0][2].count(b"\n") > 1  # someone traded
+
+
+ELSEWHERE = """
+class Elsewhere(Strategy):
+    def __init__(self):
+        self.reasons = []
+        self.room = None
+
+    def on_book(self, ctx: Context, book) -> None:
+        if self.room is None:
+            ctx.order(7, True, 100 * 10**8, 10**8, False, GTC)  # asset 7: not in the season
+            self.room = (ctx.headroom_e6, ctx.account.headroom_e6, ctx.open_slots)
+
+    def on_event(self, ctx: Context, event) -> None:
+        if isinstance(event, ev.Rejected):
+            self.reasons.append(event.reason)
+"""
+
+
+def test_an_order_for_another_market_is_rejected_and_reserves_nothing(tmp_path: Path) -> None:
+    _, result, _ = run(tmp_path, {"elsewhere": ELSEWHERE}, rows=market_rows(2))
+    strat = result.entrants[0].strategy
+    assert strat.reasons == [Reason.MarketNotAllowed]
+    in_flight_room, engine_room, slots = strat.room
+    assert in_flight_room == engine_room > 0  # it cannot take any of the cap
+    assert slots == 7  # but it does take a slot until the engine answers

@@ -7,6 +7,11 @@ handling plus the run's latency, and is applied after every log input stamped at
 that time. The run log (the market data verbatim, plus registrations, orders and cancels)
 is written as it goes, so ``arena replay`` of it gives the same ranking byte for byte, and
 a run cut short by a failing strategy keeps everything up to the failure.
+
+The pass reads a *line source*: recorded logs (``run``, through ``LogReader``) or a live
+feed (``run_live``, through ``arena_tui.live.LiveFeed``: market data as received, a tick
+every second, gaps), one loop for both. A live run's log is durable as it goes
+(``DurableRunLog``): each line reaches the OS before the engine applies it.
 """
 
 from __future__ import annotations
@@ -14,19 +19,20 @@ from __future__ import annotations
 import hashlib
 import heapq
 import itertools
-import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
 import msgspec
 
 from arena_tui.loader import StrategyError, failure
 from arena_tui.logfile import LogReader
 from arena_tui.market import Book, MarketView, Trade
-from arena_tui.replay import Progress, ReplayResult, fill_line, ranking_rows
+from arena_tui.replay import ReplayResult, fill_line, ranking_rows
 from arena_tui.report_data import EntryStats
+from arena_tui.runlog import DurableRunLog, RunLog
 from arena_tui.strategy import AssetContext, Context, Strategy
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
@@ -42,6 +48,36 @@ HOOKS = ("on_book", "on_trades", "on_asset_ctx", "on_event", "on_mark")
 
 class BacktestError(Exception):
     """A backtest that cannot run as asked (one line)."""
+
+
+class NotStarted(BacktestError):
+    """The input ended (or the run was stopped) before the season started: nothing traded."""
+
+
+class LineSource(Protocol):
+    """What the pass reads: inputs in ``t`` order, each with the bytes to log for it."""
+
+    raw: bytes  # the line last yielded, verbatim, for the run log
+
+    def __iter__(self) -> Iterator[Line]: ...
+
+    def error(self, message: str) -> Exception:
+        """The error to raise for the line last yielded (the engine refused it)."""
+        ...
+
+
+class LiveSource(LineSource, Protocol):
+    def close(self) -> None:
+        """Stop receiving (idempotent); the pass calls it however it ends."""
+        ...
+
+
+class Status(Protocol):
+    """A progress line: ``update`` after inputs (as often as the pass says), ``done`` once."""
+
+    def update(self, inputs: int, t: int) -> None: ...
+
+    def done(self) -> None: ...
 
 
 @dataclass
@@ -64,49 +100,6 @@ class BacktestResult:
     inputs: int  # log inputs read
     own_inputs: int  # registrations, orders and cancels the strategies sent
     dropped: int  # strategy inputs stamped after the last log input (never applied)
-
-
-class RunLog:
-    """The run's own version-1 log: plain JSON lines, hashed as written, fsynced at close.
-
-    Lines are gathered and written (and hashed) a few thousand at a time; ``close`` (also
-    on a failure) writes what is gathered, so a run cut short keeps every line so far.
-    """
-
-    BATCH = 4096
-
-    def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
-        self.path = path
-        self.sha = hashlib.sha256()
-        self._f: IO[bytes] | None = None
-        self._lines: list[bytes] = []
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._f = path.open("wb")
-        self.write(_ENC.encode({"arena_log": 1, **header}))
-
-    def write(self, raw: bytes) -> None:
-        lines = self._lines
-        lines.append(raw)
-        if len(lines) >= self.BATCH:
-            self._drain()
-
-    def _drain(self) -> None:
-        if not self._lines:
-            return
-        self._lines.append(b"")
-        data = b"\n".join(self._lines)
-        self._lines = []
-        self.sha.update(data)
-        if self._f is not None:
-            self._f.write(data)
-
-    def close(self) -> None:
-        self._drain()
-        if self._f is not None and not self._f.closed:
-            self._f.flush()
-            os.fsync(self._f.fileno())
-            self._f.close()
 
 
 def write_season(season: Season, directory: Path) -> Path:
@@ -143,7 +136,11 @@ class Backtest:
         seed: int = 0,
         on_event: Callable[[ev.AnyEvent], None] | None = None,
         exit_value: Callable[[Engine, str, dict[str, MarketView]], int] | None = None,
+        generator: str = "arena backtest",
+        feed: str | None = None,
     ) -> None:
+        """``feed``: the live feed's URL, for a run on it (``run_live``): the header names
+        it and the run log is a :class:`DurableRunLog`."""
         names = [e.name for e in entrants]
         if len(set(names)) != len(names):
             raise BacktestError(f"entry names must be unique: {', '.join(names)}")
@@ -172,11 +169,13 @@ class Backtest:
             "markets": msgspec.to_builtins(list(season.markets)),
             "start": season.start,
             "end": season.end,
-            "generator": "arena backtest",
+            "generator": generator,
             "sources": [Path(s).name for s in sources],
             "entries": names,
         }
-        self.log = RunLog(run_log, header)
+        if feed is not None:
+            header["feed"] = feed
+        self.log = RunLog(run_log, header) if feed is None else DurableRunLog(run_log, header)
         if run_log is not None:
             write_season(season, run_log.parent)
         self.queue: list[tuple[int, int, dict[str, Any]]] = []
@@ -217,43 +216,83 @@ class Backtest:
     def run(
         self,
         logs: Sequence[str],
-        progress: Progress | None = None,
+        progress: Status | None = None,
         pace: Callable[[int], bool] | None = None,
     ) -> BacktestResult:
-        """One pass over ``logs``.
+        """One pass over ``logs``; the strategies register at the season's start.
 
         ``pace(t)``, when given, is called before each log input with its time: a viewer
         may wait in it (to play at a speed, or paused); returning False ends the run there.
         """
         reader = LogReader(logs, coins=[m.coin for m in self.season.markets], hashed=False)
+        early = (
+            "the logs end before the season starts: nothing to trade "
+            f"(season {self.season.id} starts at {self.season.start})"
+        )
+        return self._pass(reader, progress, pace, every=0x3FFF, late=False, early=early)
+
+    def run_live(
+        self,
+        source: LiveSource,
+        progress: Status | None = None,
+        pace: Callable[[int], bool] | None = None,
+    ) -> BacktestResult:
+        """One pass over a live source, until the season ends or the source stops.
+
+        The strategies register at the first input at or after the season's start (at
+        once, stamped with that input's time, when the season is already running);
+        ``progress`` is updated after every input; ``pace`` as for ``run`` (a live viewer
+        must not wait in it: the feed does not wait). The source is closed however the
+        pass ends; NotStarted if it stopped before the season started.
+        """
+        starts = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.season.start // 1000))
+        early = f"stopped before any input of season {self.season.id} ({starts} on): nothing traded"
+        try:
+            return self._pass(source, progress, pace, every=0, late=True, early=early)
+        finally:
+            source.close()
+
+    def _pass(
+        self,
+        source: LineSource,
+        progress: Status | None,
+        pace: Callable[[int], bool] | None,
+        *,
+        every: int,
+        late: bool,
+        early: str,
+    ) -> BacktestResult:
+        """The one loop: each input into the run log, then the engine, then the hooks.
+
+        ``every``: update ``progress`` when ``inputs & every`` is 0. ``late``: register at
+        the first input's time rather than at the season's start.
+        """
+        start = self.season.start
         registered = False
         last_t: int | None = None
         n = 0
         try:
-            for line in reader:
+            for line in source:
                 t = line.t
                 if pace is not None and not pace(t):
                     break
-                if not registered and t >= self.season.start:
-                    self._register()
+                if not registered and t >= start:
+                    self._register(t if late else start)
                     registered = True
                 self._flush(t)
-                self.log.write(reader.raw)
+                self.log.write(source.raw)
                 try:
                     self._apply(line)
                 except MalformedInput as exc:
-                    raise reader.error(str(exc)) from None
+                    raise source.error(str(exc)) from None
                 last_t = t
                 n += 1
-                if progress is not None and not n & 0x3FFF:
+                if progress is not None and not n & every:
                     progress.update(n, t)
                 if self.engine.over:
                     break
             if not registered:
-                raise BacktestError(
-                    "the logs end before the season starts: nothing to trade "
-                    f"(season {self.season.id} starts at {self.season.start})"
-                )
+                raise NotStarted(early)
             if last_t is not None:
                 self._flush(last_t + 1)
             self._end()
@@ -274,14 +313,14 @@ class Backtest:
         )
         return BacktestResult(replay, self.entrants, self.log.path, n, self.own_inputs, dropped)
 
-    def _register(self) -> None:
-        """Every strategy registers at ``start``, in the order given, before any input at it."""
+    def _register(self, at: int) -> None:
+        """Every strategy registers at ``at``, in the order given, before any input at it."""
         for e in self.entrants:
             if e.name in self.engine.accounts:
                 raise BacktestError(f"entry name {e.name!r} is already taken in the logs")
-            self._own(self.season.start, {"type": "register", "entry": e.name})
+            self._own(at, {"type": "register", "entry": e.name})
         self.live = True
-        self.now = self.season.start
+        self.now = at
         for e in self.entrants:
             self._call(e, "on_start")
 

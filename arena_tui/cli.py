@@ -8,6 +8,7 @@ import typer
 
 from arena_tui.commands import imports, logs, season
 from arena_tui.commands.backtest import backtest_command
+from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
 from arena_tui.commands.synth import synth_command
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 app.command("replay")(replay_command)
 app.command("backtest")(backtest_command)
+app.command("paper")(paper_command)
 app.command("record")(record_command)
 app.command("synth")(synth_command)
 app.add_typer(season.app, name="season")

@@ -2,15 +2,20 @@
 
 Why this module exists: the App only knows which screen comes first and how a run is
 started; screens and widgets do the rest. What it runs is injected: a ``Catalog`` for the
-start screen, a function that turns a :class:`RunSpec` into a source (the real backtest by
-default), or a source already built (``arena backtest --tui`` hands its own backtest in).
+start screen, functions that turn a :class:`RunSpec` (a backtest) or a
+:class:`~arena_tui.paper.PaperSpec` (a live paper run) into a source (the real runs by
+default), or a source already built (``arena backtest --tui`` and ``arena paper --tui``
+hand their own run in).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -23,7 +28,14 @@ from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import StartScreen
 from arena_tui.tui.source import BacktestSource, RunSpec
 
+if TYPE_CHECKING:
+    from arena_tui.live import LiveFeed
+    from arena_tui.paper import PaperSpec
+
 Sources = Callable[[RunSpec], BacktestSource]
+LiveSources = Callable[["PaperSpec"], BacktestSource]
+SIGNALS = (signal.SIGTERM, signal.SIGINT)  # (a terminal's ctrl+c is a key here, not SIGINT)
+FINISH_S = 30.0  # how long to wait, after the app is gone, for its run to close its log
 
 
 class ArenaApp(App[None]):
@@ -47,8 +59,12 @@ class ArenaApp(App[None]):
         season: int = 0,
         vs: bool = True,
         playback: Playback | None = None,
+        live_sources: LiveSources = BacktestSource.of_paper,
+        quit_on_signals: bool = False,
     ) -> None:
         super().__init__()
+        self.live_sources = live_sources
+        self.quit_on_signals = quit_on_signals
         self.season = season
         self.playback = playback  # for ``source``; made from speed and paused when None
         self.catalog = catalog or Catalog((), (), ())
@@ -60,8 +76,13 @@ class ArenaApp(App[None]):
         self.vs = vs
 
     def on_mount(self) -> None:
+        if self.quit_on_signals:  # a supervisor (or kill) stopping the run stops it cleanly
+            with contextlib.suppress(ValueError, NotImplementedError, RuntimeError):
+                loop = asyncio.get_running_loop()
+                for sig in SIGNALS:
+                    loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit))
         if self.source is not None:
-            playback = self.playback or Playback(self.speed, paused=self.paused)
+            playback = self.playback or self.source.playback(self.speed, self.paused)
             self.push_screen(RunScreen(self.source, playback))
         else:
             start = StartScreen(
@@ -74,9 +95,16 @@ class ArenaApp(App[None]):
             )
             self.push_screen(start)
 
-    def start_run(self, spec: RunSpec, speed: int | None) -> None:
-        self.source = self.sources(spec)
-        self.push_screen(RunScreen(self.source, Playback(speed, paused=self.paused)))
+    def on_unmount(self) -> None:
+        if self.quit_on_signals:
+            with contextlib.suppress(ValueError, NotImplementedError, RuntimeError):
+                for sig in SIGNALS:
+                    asyncio.get_running_loop().remove_signal_handler(sig)
+
+    def start_run(self, spec: RunSpec | PaperSpec, speed: int | None) -> None:
+        source = self.sources(spec) if isinstance(spec, RunSpec) else self.live_sources(spec)
+        self.source = source
+        self.push_screen(RunScreen(source, source.playback(speed, self.paused)))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -101,6 +129,8 @@ def make_app(
     season: int = 0,
     vs: bool = True,
     playback: Playback | None = None,
+    live_sources: LiveSources = BacktestSource.of_paper,
+    quit_on_signals: bool = False,
 ) -> ArenaApp:
     """The app: the run screen for ``spec`` (or ``source``) at once, else the start screen."""
     if spec is not None and source is None:
@@ -115,6 +145,8 @@ def make_app(
         season=season,
         vs=vs,
         playback=playback,
+        live_sources=live_sources,
+        quit_on_signals=quit_on_signals,
     )
 
 
@@ -139,6 +171,24 @@ def watch_backtest(
     """
     source = BacktestSource.of_backtest(bt, logs, title=title)
     drive(make_app(source=source, speed=speed, paused=paused))
+    return _watched(source)
+
+
+def watch_paper(
+    bt: Backtest, feed: LiveFeed, *, title: str, drive: Callable[[ArenaApp], None] = _run
+) -> BacktestResult | None:
+    """``arena paper --tui``: the live run on the run screen; its result once the app quits.
+
+    As :func:`watch_backtest`; SIGTERM (or SIGINT) quits the app, ending the run cleanly.
+    """
+    source = BacktestSource.of_feed(bt, feed, title=title)
+    drive(make_app(source=source, quit_on_signals=True))
+    return _watched(source)
+
+
+def _watched(source: BacktestSource) -> BacktestResult | None:
+    if source.started:
+        source.done.wait(FINISH_S)  # the worker thread closes the run log (and the feed)
     out = source.outcome
     if source.result is None and out is not None and out.error is not None:
         if out.stopped:

@@ -93,6 +93,7 @@ def tui_command(
     Example: [cyan]arena-tui recordings/synth-3coins-20261201.jsonl.gz --strategy
     strategies/maker.py --vs baselines --speed 600[/]
     """
+    from arena_tui.paper import PaperSpec
     from arena_tui.tui.app import make_app
     from arena_tui.tui.source import BacktestSource, RunSpec, prepare
 
@@ -103,7 +104,7 @@ def tui_command(
         spec = RunSpec(tuple(given), strategy, vs, season, out, latency_ms, seed)
         bt, paths = prepare(spec)  # fails here, before the screen opens
         source = BacktestSource.of_backtest(bt, paths, title=strategy.name)
-        make_app(source=source, speed=rate, paused=paused).run()
+        make_app(source=source, speed=rate, paused=paused, quit_on_signals=True).run()
     else:
         catalog = discover(
             logs=given,
@@ -117,13 +118,20 @@ def tui_command(
                 replace(chosen, out=out, latency_ms=latency_ms, seed=seed)
             )
 
+        def live_sources(chosen: PaperSpec) -> BacktestSource:
+            return BacktestSource.of_paper(
+                replace(chosen, out=out, latency_ms=latency_ms, seed=seed)
+            )
+
         app = make_app(
             catalog=catalog,
             sources=sources,
+            live_sources=live_sources,
             speed=rate,
             paused=paused,
             picked=picked,
             season=1 if season else 0,
+            quit_on_signals=True,
         )
         app.run()
         source = app.source

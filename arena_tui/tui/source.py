@@ -8,14 +8,20 @@ time) and lets :class:`~arena_tui.tui.playback.Playback` hold the run; and ``on_
 which queues every fill, rejection, cancel and close of the run's entries for the next
 :class:`~arena_tui.tui.messages.Happened` message (never coalesced). The run is the same
 ``arena backtest`` run, run log included: watching it changes nothing it computes.
+
+A live source (``arena paper``'s run on the feed) runs in real time and never waits: its
+``pace`` only posts snapshots, and pausing freezes the view (one snapshot, then none until
+resumed; the events are kept for then) while the run goes on consuming the feed.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -30,10 +36,16 @@ from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Happening
 from engine import events as ev
 
+if TYPE_CHECKING:
+    from arena_tui.live import LiveFeed
+    from arena_tui.paper import PaperSpec
+
 INTERVAL_S = 0.1  # snapshots at most this often while the run plays at a speed
 FLAT_OUT_S = 0.25  # and at max speed, where drawing would slow the engine (one GIL)
 SHOWN = (ev.Fill, ev.Rejected, ev.CancelPending, ev.Closed, ev.Paused, ev.PerformanceFee)
 Post = Callable[[Message], object]
+Pace = Callable[[int], bool]
+Runner = Callable[[Pace], BacktestResult]  # one pass of a prepared run, paced
 
 
 @dataclass(frozen=True)
@@ -146,47 +158,113 @@ class _Watch:
         self.next_post = self.clock() + (FLAT_OUT_S if flat_out else INTERVAL_S)
 
 
+class _LiveWatch(_Watch):
+    """The hooks of a live run: it never waits; a pause freezes the view, not the run."""
+
+    frozen = False
+
+    def pace(self, t: int) -> bool:
+        playback = self.playback
+        if playback.stopped:
+            return False
+        if playback.paused:
+            if not self.frozen:
+                self.frozen = True
+                self.show(waiting=True)  # what the frozen view shows
+        elif self.frozen or self.clock() >= self.next_post:
+            self.frozen = False
+            self.show(waiting=False)
+        self.applied += 1
+        return True
+
+
+def _on_logs(bt: Backtest, logs: Sequence[str]) -> Runner:
+    return lambda pace: bt.run(logs, pace=pace)
+
+
+def _on_feed(bt: Backtest, feed: LiveFeed) -> Runner:
+    return lambda pace: bt.run_live(feed, pace=pace)
+
+
 class BacktestSource:
-    """One backtest to watch; ``run`` is the worker's body (see the module docstring)."""
+    """One run to watch; ``run`` is the worker's body (see the module docstring).
+
+    ``make`` prepares the run (in the worker: it may read files or fetch ``meta``) and
+    returns the runner and how to make its pass; ``live``: a run on the live feed.
+    """
 
     def __init__(
         self,
-        make: Callable[[], tuple[Backtest, Sequence[str]]],
+        make: Callable[[], tuple[Backtest, Runner]],
         *,
         title: str,
+        live: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._make = make
         self.title = title
+        self.live = live
         self.clock = clock
         self.result: BacktestResult | None = None
         self.outcome: Outcome | None = None
+        self.started = False
+        self.done = threading.Event()  # the worker has finished (run log closed)
 
     @classmethod
     def of_spec(cls, spec: RunSpec) -> BacktestSource:
         vs = f" vs {spec.vs}" if spec.vs else ""
         logs = ", ".join(p.name for p in spec.logs)
-        return cls(lambda: prepare(spec), title=f"{spec.strategy.name}{vs} on {logs}")
+
+        def make() -> tuple[Backtest, Runner]:
+            bt, paths = prepare(spec)
+            return bt, _on_logs(bt, paths)
+
+        return cls(make, title=f"{spec.strategy.name}{vs} on {logs}")
 
     @classmethod
     def of_backtest(cls, bt: Backtest, logs: Sequence[str], *, title: str) -> BacktestSource:
-        return cls(lambda: (bt, logs), title=title)
+        return cls(lambda: (bt, _on_logs(bt, logs)), title=title)
+
+    @classmethod
+    def of_paper(cls, spec: PaperSpec) -> BacktestSource:
+        """``arena paper`` for ``spec``, prepared in the worker."""
+        from arena_tui.paper import prepare_paper
+
+        def make() -> tuple[Backtest, Runner]:
+            bt, feed = prepare_paper(spec)
+            return bt, _on_feed(bt, feed)
+
+        vs = f" vs {spec.vs}" if spec.vs else ""
+        coins = ",".join(spec.coins) or "the season's coins"
+        return cls(make, title=f"{spec.strategy.name}{vs} live on {coins}", live=True)
+
+    @classmethod
+    def of_feed(cls, bt: Backtest, feed: LiveFeed, *, title: str) -> BacktestSource:
+        return cls(lambda: (bt, _on_feed(bt, feed)), title=title, live=True)
+
+    def playback(self, speed: int | None, paused: bool) -> Playback:
+        """How the run starts playing; a live run is real time, and starts shown."""
+        return Playback(1) if self.live else Playback(speed, paused=paused)
 
     def run(self, playback: Playback, post: Post) -> Outcome:
-        """Prepare and run the backtest, posting snapshots and events; how it ended."""
+        """Prepare the run and make its pass, posting snapshots and events; how it ended."""
+        self.started = True
         try:
-            bt, logs = self._make()
-        except KNOWN as exc:
-            return self._end(post, Outcome(False, False, str(exc), 0, None))
-        watch = _Watch(bt, playback, post, self.clock)
-        error = None
-        try:
-            self.result = bt.run(logs, pace=watch.pace)
-        except KNOWN as exc:
-            error = str(exc)
-        watch.show(waiting=False)
-        outcome = Outcome(bt.engine.over, playback.stopped, error, watch.applied, bt.log.path)
-        return self._end(post, outcome)
+            try:
+                bt, go = self._make()
+            except KNOWN as exc:
+                return self._end(post, Outcome(False, False, str(exc), 0, None))
+            watch = (_LiveWatch if self.live else _Watch)(bt, playback, post, self.clock)
+            error = None
+            try:
+                self.result = go(watch.pace)
+            except KNOWN as exc:
+                error = str(exc)
+            watch.show(waiting=False)
+            outcome = Outcome(bt.engine.over, playback.stopped, error, watch.applied, bt.log.path)
+            return self._end(post, outcome)
+        finally:
+            self.done.set()
 
     def _end(self, post: Post, outcome: Outcome) -> Outcome:
         self.outcome = outcome

@@ -4,7 +4,8 @@ Why this module exists: it joins the worker to the widgets and owns nothing else
 starts the source in a thread worker, applies each snapshot to every panel in one
 ``batch_update`` (attributes down), appends every event to the activity table, and turns
 keys into playback commands. Which entry and which coin are shown is the viewer's choice,
-kept here; everything shown comes from the latest snapshot.
+kept here; everything shown comes from the latest snapshot. A live run has no speed and no
+seeking (those keys are hidden); space pauses its view while the run goes on.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from arena_tui.tui.widgets.orders import LEGEND, OrdersTable, PositionsTable
 from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar, season_part
 
+LIVE_HIDDEN = frozenset({"faster", "slower", "seek"})
 TABS = (
     ("orders", "Orders"),
     ("positions", "Positions"),
@@ -107,7 +109,9 @@ class RunScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#chart", EquityChart).border_title = "equity and drawdown"
-        self.query_one(StatusBar).playback = self.playback.state()
+        status = self.query_one(StatusBar)
+        status.live = self.source.live
+        status.playback = self.playback.state()
         work = partial(self.source.run, self.playback, self.post_message)
         self.run_worker(work, name="backtest", thread=True, exclusive=True)
 
@@ -182,6 +186,9 @@ class RunScreen(Screen[None]):
             t.label = label
 
     # ---- keys ------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (self.source.live and action in LIVE_HIDDEN)  # live: no speed, no seek
 
     def _commanded(self) -> None:
         state = self.playback.state()

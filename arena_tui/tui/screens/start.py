@@ -2,8 +2,11 @@
 
 Why this module exists: a builder should not have to type paths to watch a run. The lists
 come from a :class:`~arena_tui.tui.catalog.Catalog` handed in (found on disk by the app,
-fixed by the tests). Live paper trading and spectating a hosted season are listed too,
-plainly marked as not available yet (``arena paper`` and ``arena host`` do not exist yet).
+fixed by the tests). The mode decides what runs: a backtest on the picked recordings, or
+live paper trading (``arena paper``: the strategy on Hyperliquid's live feed for the coins
+typed in, under the highlighted season file or by default Season 0 rules from the next
+minute for 24 hours). Spectating a hosted season is listed, marked as not available yet
+(it needs ``arena host``).
 """
 
 from __future__ import annotations
@@ -11,24 +14,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, Checkbox, Footer, OptionList, SelectionList, Static
+from textual.widgets import Button, Checkbox, Footer, Input, OptionList, SelectionList, Static
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
+from arena_tui.meta import MetaError, parse_coins
+from arena_tui.paper import PaperSpec
 from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.playback import SPEEDS, speed_label
 from arena_tui.tui.source import RunSpec
 
-OWN_SEASON = "the log's own season (or the backtest defaults)"
+OWN_SEASON = "the log's own season (or the defaults)"
 MODES = (
     Option("Backtest: a strategy on recorded logs", id="backtest"),
-    Option("Live paper: not available yet (arena paper is not built)", id="paper", disabled=True),
-    Option("Spectator: not available yet (arena host is not built)", id="spectator", disabled=True),
+    Option("Live paper: the strategy on Hyperliquid's live feed", id="paper"),
+    Option(
+        "Spectator: not available yet (needs arena host, issue 6)", id="spectator", disabled=True
+    ),
 )
+COINS = ""  # typed in; with a season file and left empty: all its coins
 
 
 HELP = (
@@ -36,8 +45,12 @@ HELP = (
     "recordings (several, in time order; none picked: the highlighted one). The highlighted "
     "strategy and season are the ones run. b runs the baselines beside it (momentum, "
     "reversion, control_random, maker: the leaderboard compares them), +/- choose the "
-    "speed the run starts at, r runs. Live paper trading and spectating a hosted season "
-    "will be modes here once arena paper and arena host exist."
+    "speed the run starts at, r runs. Live paper (the Mode list) trades the strategy on "
+    "Hyperliquid's live feed instead, in real time, for the coins typed in the box that "
+    "replaces the speed (enter runs): under the highlighted season file (its coins when the "
+    "box is empty), else Season 0 rules from the next minute for 24 hours; recordings are "
+    "not used, and the run log records the feed. On its run screen space pauses the view, "
+    "never the run. Spectating a hosted season needs arena host (not built yet)."
 )
 
 
@@ -60,14 +73,16 @@ class StartScreen(Screen[None]):
     def __init__(
         self,
         catalog: Catalog,
-        start_run: Callable[[RunSpec, int | None], None],
+        start_run: Callable[[RunSpec | PaperSpec, int | None], None],
         *,
         picked: tuple[int, ...] = (0,),
         season: int = 0,
         vs: bool = True,
         speed: int | None = 60,
+        coins: str = COINS,
     ) -> None:
         super().__init__()
+        self.coins = coins
         self.catalog = catalog
         self.start_run = start_run
         self.picked = picked
@@ -94,6 +109,7 @@ class StartScreen(Screen[None]):
         with Horizontal(id="run-row"):
             yield Checkbox("against the baselines (b)", self.vs, id="vs")
             yield Static(self._speed_text(), id="speed")
+            yield Input(self.coins, placeholder="BTC,ETH", id="coins")
             yield Button("Run (r)", id="run", variant="primary")
         yield Static("", id="error")
         yield Footer()
@@ -109,6 +125,9 @@ class StartScreen(Screen[None]):
             self.query_one(f"#{wid}").border_title = title
         for wid, index in (("strategies", 0), ("seasons", self.season), ("modes", 0)):
             self.query_one(f"#{wid}", OptionList).highlighted = index
+        coins = self.query_one("#coins", Input)
+        coins.border_title = "coins to trade live"
+        coins.display = False
         if not self.catalog.recordings:
             self._error("no recordings found in ./recordings or the data directory")
 
@@ -118,8 +137,54 @@ class StartScreen(Screen[None]):
     def _error(self, text: str) -> None:
         self.query_one("#error", Static).update(text)
 
-    def spec(self) -> RunSpec | None:
+    @property
+    def live(self) -> bool:
+        modes = self.query_one("#modes", OptionList)
+        index = modes.highlighted
+        return index is not None and modes.get_option_at_index(index).id == "paper"
+
+    @on(OptionList.OptionHighlighted, "#modes")
+    def _mode(self) -> None:
+        live = self.live
+        self.query_one("#coins", Input).display = live
+        self.query_one("#speed", Static).display = not live
+        self._error("")
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in ("faster", "slower") and self.is_mounted and self.live)
+
+    def _strategy(self) -> int | None:
+        strategy = self.query_one("#strategies", OptionList).highlighted
+        if strategy is None or not self.catalog.strategies:
+            self._error("no strategy to run: put one in ./strategies or pass --strategy FILE")
+            return None
+        return strategy
+
+    def paper_spec(self) -> PaperSpec | None:
+        """The live paper run the choices say, or None (with the reason shown)."""
+        c = self.catalog
+        strategy = self._strategy()
+        if strategy is None:
+            return None
+        season = self.query_one("#seasons", OptionList).highlighted or 0
+        text = self.query_one("#coins", Input).value
+        try:
+            coins = tuple(parse_coins(text)) if text.strip() or season == 0 else ()
+        except MetaError:
+            self._error("type the coins to trade live, e.g. BTC,ETH")
+            return None
+        return PaperSpec(
+            strategy=c.strategies[strategy].path,
+            coins=coins,
+            vs="baselines" if self.query_one("#vs", Checkbox).value else None,
+            season=c.seasons[season - 1].path if season > 0 else None,
+        )
+
+    def spec(self) -> RunSpec | PaperSpec | None:
         """What the choices say to run, or None (with the reason shown)."""
+        if self.live:
+            return self.paper_spec()
         c = self.catalog
         recs = self.query_one("#recordings", SelectionList)
         chosen = sorted(recs.selected)
@@ -128,9 +193,8 @@ class StartScreen(Screen[None]):
         if not chosen:
             self._error("pick a recording first (space in the Recordings list)")
             return None
-        strategy = self.query_one("#strategies", OptionList).highlighted
-        if strategy is None or not c.strategies:
-            self._error("no strategy to run: put one in ./strategies or pass --strategy FILE")
+        strategy = self._strategy()
+        if strategy is None:
             return None
         season = self.query_one("#seasons", OptionList).highlighted or 0
         return RunSpec(
@@ -149,6 +213,10 @@ class StartScreen(Screen[None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "run":
             self.action_run()
+
+    @on(Input.Submitted, "#coins")
+    def _coins_entered(self) -> None:
+        self.action_run()
 
     def action_toggle_vs(self) -> None:
         box = self.query_one("#vs", Checkbox)

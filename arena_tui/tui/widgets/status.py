@@ -1,6 +1,7 @@
 """The top line of the run screen: playback, the simulated clock, where the season is.
 
-The clock is the time of the last input the engine applied (UTC), never the wall clock.
+The clock is the time of the last input the engine applied (UTC), never the wall clock
+(on a live run, the receive time of the last input: the wall clock, as it was received).
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ class StatusBar(Widget):
     inputs: reactive[int] = reactive(0)
     season: reactive[str] = reactive("")
     ended: reactive[str] = reactive("")  # how the run ended, once it has
+    live: reactive[bool] = reactive(False)  # a run on the live feed: paused = the view only
 
     def render(self) -> Text:
         p = self.playback
         if self.ended:
             mode, style = "■ ended", "bold"
+        elif self.live:
+            mode, style = ("‖ view paused", "bold yellow") if p.paused else ("● live", "bold green")
         elif p.paused:
             mode, style = "‖ paused", "bold yellow"
         elif p.seeking:

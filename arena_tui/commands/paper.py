@@ -1,0 +1,201 @@
+"""``arena paper``: a strategy (and the baselines) trading on Hyperliquid's live feed.
+
+The pieces: ``arena_tui.paper`` (the season, the entries, the run log, the feed),
+``arena_tui.live`` (the feed as the runner's line source), ``Backtest.run_live`` (the same
+loop as ``arena backtest``), ``arena_tui.paperstatus`` (the status line), the backtest's
+report. This module wires them to the command line and to the signals that stop a run.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+
+from arena_tui.backtest import Backtest, BacktestResult, NotStarted
+from arena_tui.feed import Backoff
+from arena_tui.live import LiveFeed
+from arena_tui.meta import WS_URL, parse_coins
+from arena_tui.options import InfoUrlOpt, JsonOpt, MetaOpt, meta_source
+from arena_tui.paper import PaperSpec, prepare_paper, utc
+from arena_tui.paperstatus import PaperStatus
+from arena_tui.replay import dumps
+from arena_tui.report import write_report
+from arena_tui.verdict import parse_epoch
+
+
+def _hidden(name: str, help_: str) -> Any:
+    """A hidden option for tests and tuning (the defaults are Hyperliquid's)."""
+    return typer.Option(name, help=help_, hidden=True, min=1)
+
+
+def stop_on_signals(feed: LiveFeed) -> Callable[[], None]:
+    """SIGINT and SIGTERM end the run at the next input (a second one interrupts at once);
+    returns what puts the previous handlers back."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if feed.stop_requested:
+            raise KeyboardInterrupt
+        feed.request_stop()
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+    return restore
+
+
+def paper_command(
+    strategy: Annotated[
+        Path,
+        typer.Argument(
+            help="Strategy file (one Strategy subclass; see docs/strategies.md).",
+            metavar="STRATEGY",
+            dir_okay=False,
+        ),
+    ],
+    coins: Annotated[
+        str | None,
+        typer.Option(
+            "--coins",
+            "-c",
+            help="Coins to trade, comma-separated: BTC,ETH (with --season: some of its "
+            "markets; default all of them).",
+        ),
+    ] = None,
+    vs: Annotated[
+        str | None,
+        typer.Option(
+            "--vs",
+            help="Also run these as entries: 'baselines' (momentum, reversion, "
+            "control_random, maker) and/or strategy files, comma-separated.",
+        ),
+    ] = None,
+    season: Annotated[
+        Path | None,
+        typer.Option(
+            "--season",
+            "-s",
+            help="Season file to trade under (its window must not be over; before its start "
+            "the feed is only recorded). Default: Season 0 rules on --coins, from the next "
+            "minute for --hours.",
+            dir_okay=False,
+        ),
+    ] = None,
+    hours: Annotated[
+        float, typer.Option("--hours", min=0, help="Length of the default season, in hours.")
+    ] = 24.0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Directory for the run log and the report files (default: a new one under "
+            "the data directory); it must not hold a run already.",
+            file_okay=False,
+        ),
+    ] = None,
+    ws_url: Annotated[str, typer.Option("--ws-url", help="Hyperliquid WebSocket.")] = WS_URL,
+    info_url: InfoUrlOpt = None,
+    meta: MetaOpt = None,
+    latency_ms: Annotated[
+        int,
+        typer.Option(
+            "--latency-ms",
+            min=0,
+            help="Added to the time a strategy's orders are stamped with (the receive time "
+            "of the input it was handling).",
+        ),
+    ] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
+    ] = 0,
+    epoch: Annotated[
+        str,
+        typer.Option(
+            "--epoch", help="Block length for the verdict against the random control (30m, 2h)."
+        ),
+    ] = "1h",
+    as_json: JsonOpt = False,
+    tui: Annotated[
+        bool,
+        typer.Option(
+            "--tui",
+            help="Watch the run in arena-tui (space pauses the view, not the run); the "
+            "report follows when you quit.",
+        ),
+    ] = False,
+    retry_base_ms: Annotated[int, _hidden("--retry-base-ms", "First reconnect delay.")] = 500,
+    retry_cap_ms: Annotated[int, _hidden("--retry-cap-ms", "Longest reconnect delay.")] = 30_000,
+) -> None:
+    """Trade STRATEGY on Hyperliquid's live feed, on paper, under Season 0.
+
+    The engine and the run log of [cyan]arena backtest[/]: every input (each
+    market message as received, a tick every second, a gap for each lost
+    connection, every registration, order and cancel) is written to
+    --out's run.jsonl before the engine applies it, so [cyan]arena replay[/]
+    of it gives the run's ranking, byte for byte; it is also the recording
+    of the feed. Runs until the season ends; Ctrl-C or SIGTERM stops it
+    cleanly and prints the report for what ran.
+
+    Example: [cyan]arena paper strategies/maker.py --coins BTC,ETH --vs
+    baselines --hours 2 --out runs/paper1[/]
+    """
+    parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    meta_file, info = meta_source(meta, info_url)
+    spec = PaperSpec(
+        strategy=strategy,
+        coins=tuple(parse_coins(coins)) if coins is not None else (),
+        vs=vs,
+        season=season,
+        hours=hours,
+        out=out,
+        ws_url=ws_url,
+        info_url=info,
+        meta=meta_file,
+        latency_ms=latency_ms,
+        seed=seed,
+    )
+    bt, feed = prepare_paper(spec, backoff=Backoff(retry_base_ms, retry_cap_ms))
+    s = bt.season
+    assert bt.log.path is not None
+    out_dir = bt.log.path.parent
+    typer.echo(
+        f"arena: paper trading {', '.join(bt.by_name)} on {','.join(feed.cfg.coins)} from "
+        f"{ws_url}; season {s.id} {utc(s.start)} -> {utc(s.end)}; writing {out_dir}; "
+        f"{'q quits' if tui else 'Ctrl-C stops'}",
+        err=True,
+    )
+    result = _watch(bt, feed, strategy.name) if tui else _run(bt, feed)
+    if result is None:
+        typer.echo(
+            f"arena: stopped before the season started: no report (the run log "
+            f"{bt.log.path} keeps what was received)",
+            err=True,
+        )
+        return
+    if not tui and not result.replay.final:  # (the TUI's watcher says it itself)
+        typer.echo("arena: stopped before the season's end: the report covers it so far", err=True)
+    (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
+    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed)
+
+
+def _run(bt: Backtest, feed: LiveFeed) -> BacktestResult | None:
+    restore = stop_on_signals(feed)
+    try:
+        return bt.run_live(feed, PaperStatus(bt, feed))
+    except NotStarted:
+        return None
+    finally:
+        restore()
+
+
+def _watch(bt: Backtest, feed: LiveFeed, title: str) -> BacktestResult | None:
+    from arena_tui.tui.app import watch_paper  # Textual only when asked for
+
+    return watch_paper(bt, feed, title=title)

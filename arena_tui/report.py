@@ -140,9 +140,15 @@ def exit_warnings(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+NOT_FINAL = {
+    "backtest": "not final: the logs end before the season does",
+    "paper": "not final: stopped before the season's end",
+}
+
+
 def table(doc: dict[str, Any]) -> str:
     rp = doc["replay"]
-    state = "final" if rp["final"] else "not final: the logs end before the season does"
+    state = "final" if rp["final"] else NOT_FINAL[doc.get("kind", "backtest")]
     head = (
         f"{'rank':>4}  {'entry':<16} {'S':>8} {'R':>8} {'MDD':>7} {'equity $':>12} "
         f"{'exit $':>12} {'fees $':>9} {'fund $':>8} {'fills t/m':>9} {'rej':>4} "
@@ -237,7 +243,8 @@ def write_chart(result: BacktestResult, doc: dict[str, Any], path: Path) -> None
     v = doc["verdict"]
     blocks = v.get("paired_blocks", len(v["blocks"]))
     title = (
-        f"arena backtest, season {season.id}: {v['strategy']} against {v['control']} "
+        f"arena {doc.get('kind', 'backtest')}, season {season.id}: "
+        f"{v['strategy']} against {v['control']} "
         f"over {blocks} blocks of {v['epoch']}: {v['text']}"
     )
     svg = svg_chart(
@@ -252,9 +259,16 @@ def write_chart(result: BacktestResult, doc: dict[str, Any], path: Path) -> None
 
 
 def write_report(
-    result: BacktestResult, out: Path, *, epoch: str, as_json: bool, seed: int = 0
+    result: BacktestResult,
+    out: Path,
+    *,
+    epoch: str,
+    as_json: bool,
+    seed: int = 0,
+    kind: str = "backtest",
 ) -> None:
-    doc = report_doc(result, epoch=epoch, seed=seed)
+    """The report files in ``out`` and the report on stdout; ``kind``: backtest or paper."""
+    doc = {"kind": kind, **report_doc(result, epoch=epoch, seed=seed)}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
     write_fills(result, out / "fills.csv")
     write_equity(result, out / "equity.csv")

@@ -27,6 +27,7 @@ from arena_tui.tui.app import ArenaApp, make_app, watch_paper
 from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.fmt import stamp
 from arena_tui.tui.playback import State
+from arena_tui.tui.screens.help import key_table
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import StartScreen
 from arena_tui.tui.source import BacktestSource
@@ -109,6 +110,12 @@ async def test_live_paper_from_the_start_screen_shows_the_clock_and_score_moving
 
             await pilot.press("plus", "n")  # no speed and no seeking on a live run
             assert screen.playback.state() == State(1, paused=False, seeking=False)
+            await pilot.press("question_mark")  # and the help does not offer them
+            keys = key_table(screen)
+            listed = [str(cell) for cell in keys.columns[0].cells]
+            assert "space" in listed and "q" in listed
+            assert not {"+", "-", "n"} & set(listed), listed
+            await pilot.press("escape")
 
             await pilot.press("space")  # pause the view: the run goes on
             await settled(screen)

@@ -182,7 +182,7 @@ def paper_command(
     if not tui and not result.replay.final:  # (the TUI's watcher says it itself)
         typer.echo("arena: stopped before the season's end: the report covers it so far", err=True)
     (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed)
+    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed, kind="paper")
 
 
 def _run(bt: Backtest, feed: LiveFeed) -> BacktestResult | None:

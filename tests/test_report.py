@@ -13,6 +13,7 @@ import random
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -357,3 +358,14 @@ def test_runs_of_blocks_keep_the_dependence_of_neighbours() -> None:
     wide, narrow = bootstrap(streaky, seed=1), bootstrap(shuffled, seed=1)
     assert wide.mean == narrow.mean
     assert wide.high - wide.low > narrow.high - narrow.low
+
+
+def test_a_stopped_paper_run_says_so_and_a_short_backtest_says_why() -> None:
+    from arena_tui.report import table
+
+    replay = {"season": "s", "rules_sha256": "ab" * 32, "final": False, "log_sha256": "0"}
+    verdict = verdict_doc([("me", [])], epoch="1d", seed=0, starting_equity=START)
+    doc: dict[str, Any] = {"replay": replay, "entries": [], "run_log": None, "verdict": verdict}
+    assert "not final: the logs end before the season does" in table(doc)
+    assert "not final: stopped before the season's end" in table({**doc, "kind": "paper"})
+    assert "(final)" in table({**doc, "replay": {**replay, "final": True}})

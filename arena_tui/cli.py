@@ -8,6 +8,7 @@ import typer
 
 from arena_tui.commands import imports, logs, season
 from arena_tui.commands.backtest import backtest_command
+from arena_tui.commands.host import host_command, register_command
 from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
@@ -27,6 +28,8 @@ app = typer.Typer(
 app.command("replay")(replay_command)
 app.command("backtest")(backtest_command)
 app.command("paper")(paper_command)
+app.command("host")(host_command)
+app.command("register")(register_command)
 app.command("record")(record_command)
 app.command("synth")(synth_command)
 app.add_typer(season.app, name="season")

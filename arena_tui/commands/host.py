@@ -1,0 +1,158 @@
+"""``arena host`` (serve a season over HTTP) and ``arena register`` (add an entry to it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arena_tui.host.feeds import wall_ms
+from arena_tui.host.plan import HostOptions
+from arena_tui.host.restamp import SpeedError, parse_speed
+from arena_tui.meta import WS_URL
+
+LogOpt = Annotated[
+    Path,
+    typer.Option(
+        "--log",
+        "-l",
+        help="The season's log (plain .jsonl): created with its header on the first start, "
+        "appended to and replayed on every start after.",
+        dir_okay=False,
+    ),
+]
+
+
+def host_command(
+    log: LogOpt,
+    season: Annotated[
+        Path | None,
+        typer.Option(
+            "--season",
+            "-s",
+            help="Season file (TOML or JSON). Needed for a new log unless --replay is given "
+            "(then a season covering the replayed run is made and written beside the log).",
+            dir_okay=False,
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", min=0, max=65535, help="Port (0: any free one).")
+    ] = 8000,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay",
+            help="Rehearse on a recorded log instead of the live feed (repeat for several "
+            "files, in order): its market data is replayed at --speed, re-stamped onto this "
+            "server's clock.",
+            dir_okay=False,
+            exists=True,
+        ),
+    ] = None,
+    speed: Annotated[
+        str, typer.Option("--speed", help="With --replay: times real time (60, 0.5).")
+    ] = "1",
+    ws_url: Annotated[
+        str, typer.Option("--ws-url", help="Hyperliquid WebSocket for live market data.")
+    ] = WS_URL,
+    info_url: Annotated[
+        str | None,
+        typer.Option(
+            "--info-url",
+            help="Check the season's markets against this Hyperliquid info endpoint's meta "
+            "before starting a new live log (e.g. https://api.hyperliquid.xyz/info).",
+        ),
+    ] = None,
+    body_max: Annotated[
+        int, typer.Option("--body-max", min=256, help="Largest request body, in bytes.")
+    ] = 4096,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="When ready, print one JSON line (url, port, ...).")
+    ] = False,
+) -> None:
+    """Serve a season over HTTP: agents trade with the seven-field order.
+
+    Every order and cancel that passes the key, the rate limit and the
+    body checks is appended to --log and fsynced before the engine
+    applies it and before it is answered; market data comes from
+    Hyperliquid's live feed (or --replay), and a tick every second. A
+    restart replays the whole log first. Score rows are kept in
+    LOG.scores.sqlite (rebuilt from the log at each start). The API:
+    docs/api.md, and GET /openapi.json.
+
+    Register entries with [cyan]arena register NAME --log LOG[/]
+    (the server running or not). Ctrl-C or SIGTERM stops it.
+
+    Example: [cyan]arena host --replay
+    recordings/synth-3coins-20261201.jsonl.gz --speed 60 --log
+    runs/host/season.jsonl[/]
+    """
+    from arena_tui.host.server import Host  # uvicorn and Starlette only when serving
+
+    try:
+        rate = parse_speed(speed)
+    except SpeedError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--speed") from None
+    if replay is None and speed != "1":
+        raise typer.BadParameter("--speed goes with --replay", param_hint="--speed")
+    opts = HostOptions(
+        log=log,
+        season=season,
+        host=host,
+        port=port,
+        replay=tuple(replay or ()),
+        speed=rate,
+        ws_url=ws_url,
+        info_url=info_url,
+        body_max=body_max,
+    )
+    server = Host(opts, on_ready=lambda info: _announce(info, as_json))
+    server.run()
+    session = server.session
+    written = session.written if session is not None else 0
+    typer.echo(f"arena: host: stopped; {written:,} inputs written to {log} this run", err=True)
+
+
+def _announce(info: dict[str, object], as_json: bool) -> None:
+    typer.echo(json.dumps(info) if as_json else str(info["url"]))
+
+
+def register_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Entry name: 1-32 of [a-z0-9_-].")],
+    log: LogOpt,
+    season: Annotated[
+        Path | None,
+        typer.Option(
+            "--season",
+            "-s",
+            help="Season file the log must have been started under (default: the one its "
+            "header names, beside the log or in ./seasons).",
+            dir_okay=False,
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {entry, key, t, via} as one JSON line.")
+    ] = False,
+) -> None:
+    """Add an entry to a hosted season and print its API key, once.
+
+    Works whether the season's [cyan]arena host[/] is running (it is
+    asked over LOG.sock, a socket only your user can open) or not (the
+    register input is appended to the log under its lock). Only the
+    key's SHA-256 is logged; the key is printed here and nowhere else:
+    keep it. The agent sends it as [bold]Authorization: Bearer KEY[/].
+
+    Example: [cyan]arena register alice --log runs/host/season.jsonl[/]
+    """
+    from arena_tui.host.register import register
+
+    done = register(log, name, season, wall_ms)
+    if as_json:
+        typer.echo(json.dumps({"entry": done.entry, "key": done.key, "t": done.t, "via": done.via}))
+    else:
+        typer.echo(done.key)
+    where = "through the running host" if done.via == "server" else f"in {log}"
+    typer.echo(f"arena: registered {done.entry} {where}; its key is shown only now", err=True)

@@ -1,0 +1,143 @@
+"""The API's answers built from the engine's state and the views: no second copy of either.
+
+Why this module exists: a handler must answer from exactly what the engine holds (an
+order's reserve, an account's cap) so an agent never plans against numbers the engine
+disagrees with. Each function reads, builds one Struct of ``schemas``, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Literal
+
+import msgspec
+
+from arena_tui.host import schemas as s
+from arena_tui.host.views import Views
+from engine import Engine, Season
+from engine import events as ev
+from engine.fills import decode_levels
+from engine.inputs import Level as RawLevel
+from engine.orders import format_cloid
+from engine.state import PENDING
+from engine.units import tdiv
+
+MAX_FILLS = 1000  # fills in one answer; ``more`` says there are others after them
+
+
+def orders(eng: Engine, entry: str) -> s.Orders:
+    acct = eng.accounts[entry]
+    life = eng.rules.order_lifetime_ms
+    out = [
+        s.OpenOrder(
+            oid=o.oid,
+            cloid=format_cloid(o.cloid),
+            asset=o.asset,
+            coin=eng.assets[o.asset].coin,
+            isBuy=o.is_buy,
+            limitPx=o.limit_px,
+            sz=o.sz,
+            reduceOnly=o.reduce_only,
+            encodedTif=o.tif,
+            filled=o.filled,
+            state="pending" if o.state == PENDING else "resting",
+            received=o.received,
+            reserve=o.reserve,
+            cancel_at=o.cancel_at,
+            expires_at=o.received + life,
+        )
+        for o in acct.orders.values()
+    ]
+    return s.Orders(orders=out)
+
+
+def fill(e: ev.Fill, seq: int, coin: str) -> s.Fill:
+    return s.Fill(
+        seq=seq,
+        t=e.t,
+        entry=e.entry,
+        oid=e.oid,
+        cloid=format_cloid(e.cloid),
+        asset=e.asset,
+        isBuy=e.is_buy,
+        px=e.px,
+        sz=e.sz,
+        liquidity="taker" if e.taker else "maker",
+        venue_fee=e.venue_fee,
+        exec_fee=e.exec_fee,
+    )
+
+
+def fills(eng: Engine, views: Views, entry: str, since: int) -> s.Fills:
+    """The entry's fills with ``t >= since``, oldest first, at most MAX_FILLS."""
+    mine = views.fills.get(entry, [])
+    times = views.fill_times.get(entry, [])
+    first = bisect.bisect_left(times, since)
+    chosen = mine[first : first + MAX_FILLS]
+    out = [fill(e, first + i + 1, eng.assets[e.asset].coin) for i, e in enumerate(chosen)]
+    return s.Fills(fills=out, more=first + MAX_FILLS < len(mine))
+
+
+def account(eng: Engine, entry: str) -> s.Account:
+    acct = eng.accounts[entry]
+    positions = []
+    for asset, pos in acct.positions.items():
+        a = eng.assets[asset]
+        positions.append(s.Position(asset=asset, coin=a.coin, sz=pos, mark=a.mark))
+    equity = acct.equity(eng.assets)
+    return s.Account(
+        entry=entry,
+        t=eng.t,
+        cash=acct.cash,
+        equity=equity,
+        positions=positions,
+        reserved=acct.reserved,
+        exposure=acct.exposure(eng.assets),
+        cap=tdiv(equity * eng.rules.position_cap_pct, 100),
+        open_orders=len(acct.orders),
+        paused=acct.paused,
+        peak=acct.peak,
+        mdd=acct.mdd,
+        fee_hwm=acct.fee_hwm,
+        marks=acct.marks,
+        active_marks=acct.active_marks,
+        fill_days=len(acct.fill_days),
+    )
+
+
+def season_info(eng: Engine, season: Season, now: int, body_max: int) -> s.SeasonInfo:
+    state: Literal["before", "running", "over"] = "running"
+    if eng.over:
+        state = "over"
+    elif now < season.start:
+        state = "before"
+    rules = season.rules
+    return s.SeasonInfo(
+        id=season.id,
+        start=season.start,
+        end=season.end,
+        markets=[s.MarketOut(m.coin, m.asset, m.szDecimals) for m in season.markets],
+        rules=msgspec.to_builtins(rules),
+        rules_sha256=season.rules_sha256,
+        t=now,
+        state=state,
+        limits=s.Limits(rules.rate_limit_requests, rules.rate_limit_window_ms, body_max),
+    )
+
+
+def _levels(side: list[RawLevel]) -> list[s.Level]:
+    return [s.Level(px=lv.px, sz=lv.sz, n=lv.n) for lv in side]
+
+
+def book(eng: Engine, views: Views, coin: str) -> s.BookOut | None:
+    """The latest book of ``coin`` (None: not a market of the season)."""
+    a = eng.by_coin.get(coin)
+    if a is None:
+        return None
+    seen = views.books.get(coin)
+    if seen is None:
+        return s.BookOut(coin, a.asset, None, None, [[], []], a.mark, False)
+    t, data = seen
+    bids, asks = decode_levels(data)
+    stale = t - data.time > eng.rules.stale_book_ms
+    return s.BookOut(coin, a.asset, t, data.time, [_levels(bids), _levels(asks)], a.mark, stale)

@@ -1,0 +1,289 @@
+"""The HTTP API on Starlette: auth, limits and strict bodies in front of the session.
+
+Why this module exists: every request passes the same gates in the same order before it
+can reach the log: the key (401), the entry's moving-window limit (429 with
+``Retry-After``), the body size (413), the strict decode (400). None of these writes
+anything. What passes is an input: the session logs it, fsyncs it, applies it, and the
+handler answers from the events it caused (200, or 422 with the engine's reason). Reads
+answer from the engine's state and the views, on the event loop thread that owns them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from arena_tui.host import answers
+from arena_tui.host import schemas as s
+from arena_tui.host.openapi import document
+from arena_tui.host.ratelimit import MovingWindow, retry_after_s
+from arena_tui.host.session import LogWriteError, Session
+from arena_tui.host.views import Subscriber
+from engine import MalformedInput
+from engine import events as ev
+from engine.orders import format_cloid, parse_cloid
+
+JSON = "application/json"
+Handler = Callable[[Request, str], Awaitable[Response]]
+
+
+def answer(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    data = body if isinstance(body, bytes) else s.ENCODE(body)
+    return Response(data, status, headers=headers, media_type=JSON)
+
+
+def error(status: int, code: str, detail: str | None = None, **headers: str) -> Response:
+    return answer(s.Error(code, detail), status, headers or None)
+
+
+def _int_param(request: Request, name: str) -> int | None:
+    text = request.query_params.get(name)
+    if text is None:
+        return None
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise s.BadBody(f"query parameter {name}: want a non-negative integer (ms)")
+    return int(text)
+
+
+class Api:
+    """The routes over one session (see the module docstring)."""
+
+    def __init__(
+        self,
+        session: Session,
+        limiter: MovingWindow,
+        *,
+        body_max: int,
+        clock: Callable[[], int],
+    ) -> None:
+        self.session = session
+        self.engine = session.engine
+        self.views = session.views
+        self.limiter = limiter
+        self.body_max = body_max
+        self.clock = clock
+        self.openapi = s.ENCODE(document())
+        self._scores: tuple[tuple[int, int | None], bytes] | None = None
+
+    def app(self) -> Starlette:
+        routes: list[BaseRoute] = [
+            Route("/v1/orders", self._authed(self.post_order), methods=["POST"]),
+            Route("/v1/orders", self._authed(self.get_orders), methods=["GET"]),
+            Route("/v1/cancel", self._authed(self.post_cancel), methods=["POST"]),
+            Route("/v1/fills", self._authed(self.get_fills), methods=["GET"]),
+            Route("/v1/account", self._authed(self.get_account), methods=["GET"]),
+            Route("/v1/book/{coin}", self._authed(self.get_book), methods=["GET"]),
+            Route("/v1/season", self.get_season, methods=["GET"]),
+            Route("/v1/scores", self.get_scores, methods=["GET"]),
+            Route("/openapi.json", self.get_openapi, methods=["GET"]),
+            Route("/v1/stream", self.stream_over_http, methods=["GET"]),
+            WebSocketRoute("/v1/stream", self.stream),
+        ]
+        handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _server_error}
+        return Starlette(routes=routes, exception_handlers=handlers)
+
+    # ---- the gates ---------------------------------------------------------------------
+
+    def _gate(self, authorization: str | None) -> str | Response:
+        """The entry, or the 401/429 to answer instead (nothing is logged for either)."""
+        entry = self.views.keys.entry_for(authorization)
+        if entry is None:
+            return error(401, "Unauthorized", "send Authorization: Bearer <key>", **_CHALLENGE)
+        wait_ms = self.limiter.take(entry)
+        if wait_ms:
+            rules = self.engine.rules
+            limit = f"{rules.rate_limit_requests} requests per {rules.rate_limit_window_ms} ms"
+            seconds = retry_after_s(wait_ms)
+            detail = f"{limit}; retry in {seconds} s"
+            return error(429, "RateLimited", detail, **{"Retry-After": str(seconds)})
+        return entry
+
+    def _authed(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            entry = self._gate(request.headers.get("authorization"))
+            if isinstance(entry, Response):
+                return entry
+            try:
+                return await handler(request, entry)
+            except s.BadBody as exc:
+                return error(400, "BadRequest", str(exc))
+            except LogWriteError:
+                return error(503, "Unavailable", "the server is stopping; retry later")
+
+        return endpoint
+
+    async def _body(self, request: Request) -> bytes:
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.body_max:
+            raise _TooLarge
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.body_max:
+                raise _TooLarge
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    # ---- inputs ------------------------------------------------------------------------
+
+    async def post_order(self, request: Request, entry: str) -> Response:
+        try:
+            o = s.ORDER.decode(await self._body(request))
+            s.check_u64("limitPx", o.limitPx)
+            s.check_u64("sz", o.sz)
+            parse_cloid(o.cloid)
+        except _TooLarge:
+            return _too_large(self.body_max)
+        except (msgspec.DecodeError, MalformedInput) as exc:
+            raise s.BadBody(str(exc)) from None
+        doc: dict[str, Any] = {"type": "order", "entry": entry, "asset": o.asset}
+        doc.update(isBuy=o.isBuy, limitPx=o.limitPx, sz=o.sz, reduceOnly=o.reduceOnly)
+        doc["encodedTif"] = o.encodedTif
+        if o.cloid is not None:
+            doc["cloid"] = o.cloid
+        result = _own(await self.session.submit(doc), entry)
+        if isinstance(result, ev.Accepted):
+            cloid = format_cloid(result.cloid)
+            return answer(s.OrderAccepted(result.oid, cloid, result.t, result.activates_at))
+        return _rejected(result)
+
+    async def post_cancel(self, request: Request, entry: str) -> Response:
+        try:
+            c = s.CANCEL.decode(await self._body(request))
+            s.check_u64("oid", c.oid)
+            parse_cloid(c.cloid)
+        except _TooLarge:
+            return _too_large(self.body_max)
+        except (msgspec.DecodeError, MalformedInput) as exc:
+            raise s.BadBody(str(exc)) from None
+        if c.oid is None and c.cloid is None:
+            raise s.BadBody("name the order to cancel: oid or cloid")
+        doc: dict[str, Any] = {"type": "cancel", "entry": entry}
+        if c.oid is not None:
+            doc["oid"] = c.oid
+        if c.cloid is not None:
+            doc["cloid"] = c.cloid
+        result = _own(await self.session.submit(doc), entry)
+        if isinstance(result, ev.CancelPending):
+            return answer(s.CancelAccepted(result.oid, result.t, result.effective_at))
+        return _rejected(result)
+
+    # ---- reads -------------------------------------------------------------------------
+
+    async def get_orders(self, request: Request, entry: str) -> Response:
+        return answer(answers.orders(self.engine, entry))
+
+    async def get_fills(self, request: Request, entry: str) -> Response:
+        since = _int_param(request, "since") or 0
+        return answer(answers.fills(self.engine, self.views, entry, since))
+
+    async def get_account(self, request: Request, entry: str) -> Response:
+        return answer(answers.account(self.engine, entry))
+
+    async def get_book(self, request: Request, entry: str) -> Response:
+        book = answers.book(self.engine, self.views, request.path_params["coin"])
+        if book is None:
+            return error(404, "UnknownCoin", "not a market of this season (GET /v1/season)")
+        return answer(book)
+
+    async def get_season(self, request: Request) -> Response:
+        season = self.session.season
+        return answer(answers.season_info(self.engine, season, self.clock(), self.body_max))
+
+    async def get_scores(self, request: Request) -> Response:
+        try:
+            day = _int_param(request, "day")
+        except s.BadBody as exc:
+            return error(400, "BadRequest", str(exc))
+        store = self.session.store
+        key = (store.version, day)
+        if self._scores is None or self._scores[0] != key:
+            doc = {"season": self.session.season.id, "final": self.engine.over}
+            doc["rows"] = store.rows(day)
+            self._scores = (key, s.ENCODE(doc))
+        return answer(self._scores[1])
+
+    async def get_openapi(self, request: Request) -> Response:
+        return answer(self.openapi)
+
+    # ---- the stream --------------------------------------------------------------------
+
+    async def stream_over_http(self, request: Request) -> Response:
+        return error(426, "UpgradeRequired", "open /v1/stream as a WebSocket", Upgrade="websocket")
+
+    async def stream(self, ws: WebSocket) -> None:
+        entry = self._gate(ws.headers.get("authorization"))
+        if isinstance(entry, Response):
+            await ws.send_denial_response(entry)
+            return
+        sub = Subscriber(entry, market=ws.query_params.get("market", "1") != "0")
+        await ws.accept()
+        self.views.subscribe(sub)
+        try:
+            sender = asyncio.create_task(_send(ws, sub))
+            receiver = asyncio.create_task(_until_closed(ws))
+            _, pending = await asyncio.wait({sender, receiver}, return_when="FIRST_COMPLETED")
+            for task in pending:
+                task.cancel()
+        finally:
+            self.views.unsubscribe(sub)
+
+
+async def _send(ws: WebSocket, sub: Subscriber) -> None:
+    while True:
+        message = await sub.queue.get()
+        if message is None:
+            await ws.close(1013, "too slow: more than 10,000 messages behind")
+            return
+        await ws.send_text(message.decode("utf-8"))
+
+
+async def _until_closed(ws: WebSocket) -> None:
+    while (await ws.receive())["type"] != "websocket.disconnect":
+        pass
+
+
+class _TooLarge(Exception):
+    pass
+
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+def _too_large(limit: int) -> Response:
+    return error(413, "PayloadTooLarge", f"bodies are at most {limit} bytes")
+
+
+def _own(events: list[ev.AnyEvent], entry: str) -> ev.AnyEvent:
+    """The answer to the entry's input: its Accepted, CancelPending or Rejected (the last)."""
+    for e in reversed(events):
+        if isinstance(e, ev.Accepted | ev.CancelPending | ev.Rejected) and e.entry == entry:
+            return e
+    raise AssertionError("an input of a registered entry always gets an answer")
+
+
+def _rejected(e: ev.AnyEvent) -> Response:
+    assert isinstance(e, ev.Rejected)
+    return error(422, str(e.reason))
+
+
+_NAMES = {404: "NotFound", 405: "MethodNotAllowed"}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _NAMES.get(exc.status_code, "HTTPError")
+    return answer(s.Error(code, str(exc.detail)), exc.status_code, dict(exc.headers or {}))
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return error(500, "InternalError", type(exc).__name__)

@@ -1,0 +1,203 @@
+"""The OpenAPI 3.1 document of the API, generated from the msgspec types it decodes with.
+
+Why this module exists: agent builders (and the fuzz tests) read the API from one
+machine-readable document; generating its schemas from ``arena_tui.host.schemas`` keeps
+it true to what the server actually accepts. Paths, statuses and prose are written here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from arena_tui.host import schemas as s
+
+REF = "#/components/schemas/{name}"
+SECURED: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": REF.format(name=name)}
+
+
+def _json(name: str, description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ref(name)}}}
+
+
+_ERRORS = {
+    "400": _json("Error", "Malformed: not JSON, an unknown field, a wrong type, out of range"),
+    "401": _json("Error", "No key or a wrong key (Authorization: Bearer <key>)"),
+    "413": _json("Error", "Body larger than the limit (GET /v1/season: limits.body_max_bytes)"),
+    "422": _json("Error", "The engine's rule failure: error is the reason, e.g. OrderTooSmall"),
+    "429": {
+        **_json("Error", "Over the entry's request limit in the moving window"),
+        "headers": {
+            "Retry-After": {
+                "description": "Seconds until a request would be allowed",
+                "schema": {"type": "integer", "minimum": 1},
+            }
+        },
+    },
+    "503": _json("Error", "The server is stopping; nothing was done"),
+}
+
+
+def _errors(*codes: str) -> dict[str, Any]:
+    return {code: _ERRORS[code] for code in codes}
+
+
+def _op(summary: str, ok: str, ok_text: str, *codes: str, **extra: Any) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "responses": {"200": _json(ok, ok_text)}}
+    op["responses"].update(_errors(*codes))
+    op.update(extra)
+    return op
+
+
+def _body(name: str) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": _ref(name)}}}
+
+
+def _query(name: str, text: str) -> dict[str, Any]:
+    schema = {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}
+    return {"name": name, "in": "query", "required": False, "description": text, "schema": schema}
+
+
+def components() -> dict[str, Any]:
+    _, schemas = msgspec.json.schema_components(s.ANSWERS, ref_template=REF)
+    for name in ("OrderRequest", "CancelRequest"):
+        for field in ("limitPx", "sz", "oid"):
+            prop = schemas[name]["properties"].get(field)
+            if prop is None:
+                continue
+            options = prop.get("anyOf", [prop])
+            for option in options:
+                if option.get("type") == "integer":
+                    option["maximum"] = s.U64_MAX
+    return schemas
+
+
+def document() -> dict[str, Any]:
+    authed = {"security": SECURED}
+    paths: dict[str, Any] = {
+        "/v1/orders": {
+            "post": _op(
+                "Place an order (the vault's seven fields)",
+                "OrderAccepted",
+                "Accepted: in the log; it activates on the first fresh book at activates_at",
+                "400",
+                "401",
+                "413",
+                "422",
+                "429",
+                "503",
+                requestBody=_body("OrderRequest"),
+                **authed,
+            ),
+            "get": _op("Your open orders", "Orders", "Open orders", "401", "429", **authed),
+        },
+        "/v1/cancel": {
+            "post": _op(
+                "Cancel one of your open orders (takes effect after the activation delay)",
+                "CancelAccepted",
+                "Cancel pending: the order can fill until effective_at",
+                "400",
+                "401",
+                "413",
+                "422",
+                "429",
+                "503",
+                requestBody=_body("CancelRequest"),
+                **authed,
+            )
+        },
+        "/v1/fills": {
+            "get": _op(
+                "Your fills with t >= since, oldest first (at most 1000; more says if cut)",
+                "Fills",
+                "Fills",
+                "400",
+                "401",
+                "429",
+                parameters=[_query("since", "ms; default 0 (all)")],
+                **authed,
+            )
+        },
+        "/v1/account": {
+            "get": _op("Your cash, equity, positions, cap", "Account", "Account", "401", "429")
+            | authed
+        },
+        "/v1/book/{coin}": {
+            "get": _op(
+                "The latest book of one of the season's coins",
+                "BookOut",
+                "The book as received (levels verbatim), the mark at 1e8",
+                "401",
+                "429",
+                parameters=[
+                    {"name": "coin", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                **authed,
+            )
+            | {"responses": _book_responses()}
+        },
+        "/v1/season": {"get": _op("The season: window, markets, rules", "SeasonInfo", "Season")},
+        "/v1/scores": {
+            "get": _op(
+                "Score rows, one per entry per UTC day, as the engine emits them (public)",
+                "Scores",
+                "Rows in (day, rank) order",
+                "400",
+                parameters=[_query("day", "only this UTC day (days since the epoch)")],
+            )
+        },
+        "/v1/stream": {"get": _stream()},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "arena host",
+            "version": "1",
+            "description": "A hosted Circle Arena season: docs/api.md.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": components(),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+def _book_responses() -> dict[str, Any]:
+    out = {"200": _json("BookOut", "The latest book; t is null before the first")}
+    out.update(_errors("401", "429"))
+    out["404"] = _json("Error", "Not a coin of this season (error: UnknownCoin)")
+    return out
+
+
+def _stream() -> dict[str, Any]:
+    text = (
+        "A WebSocket (send the same Authorization header with the upgrade). Each text "
+        'message is JSON: {"event": {...}} for one of your own engine events (kind: '
+        "accepted, rejected, activated, cancel_pending, fill, closed, funding, "
+        "performance_fee, paused, mark, score), or a log line as written "
+        '({"t":..,"hl":{..}} market data, {"t":..,"arena":{"type":"tick"}}). '
+        "?market=0: your events only. A client 10,000 messages behind is closed (1013)."
+    )
+    return {
+        "summary": "Your events and the market, live (WebSocket)",
+        "description": text,
+        "security": SECURED,
+        "parameters": [
+            {
+                "name": "market",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string", "enum": ["0", "1"]},
+            }
+        ],
+        "responses": {
+            "101": {"description": "Switching to the WebSocket protocol"},
+            "426": _json("Error", "A plain HTTP request: open it as a WebSocket"),
+        },
+    }

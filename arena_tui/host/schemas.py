@@ -1,0 +1,217 @@
+"""The API's bodies as msgspec Structs: requests decoded strictly, answers encoded from them.
+
+Why this module exists: what the server accepts and answers is written once, here, and the
+OpenAPI document is generated from these same types (``arena_tui.host.openapi``), so the
+document cannot drift from the code. Requests are strict: an unknown field, a wrong type,
+a float or a bool where an integer belongs, or a value out of its type's range fails the
+decode (400) before anything reaches the log. The seven order fields keep the vault's
+names (``isBuy``, ``limitPx``, ...); everything else is snake_case like the engine's events.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta, Struct
+
+U8 = Annotated[int, Meta(ge=0, le=255)]
+U32 = Annotated[int, Meta(ge=0, le=2**32 - 1)]
+U64 = Annotated[int, Meta(ge=0)]  # the upper bound (2**64 - 1) is checked in check_u64
+U64_MAX = 2**64 - 1
+CLOID_PATTERN = "^0x[0-9a-fA-F]{1,32}$"
+Cloid = Annotated[str, Meta(pattern=CLOID_PATTERN, description="0x and 1-32 hex digits")]
+Ms = Annotated[int, Meta(description="ms since the Unix epoch, UTC")]
+
+
+class OrderRequest(Struct, forbid_unknown_fields=True):
+    """The vault's seven-field limit order (prices and sizes at 1e8)."""
+
+    asset: U32
+    isBuy: bool
+    limitPx: U64
+    sz: U64
+    reduceOnly: bool
+    encodedTif: U8
+    cloid: Cloid | None = None
+
+
+class CancelRequest(Struct, forbid_unknown_fields=True):
+    """Cancel one of your open orders by ``oid`` (which decides when given) or ``cloid``."""
+
+    oid: U64 | None = None
+    cloid: Cloid | None = None
+
+
+class Error(Struct, omit_defaults=True):
+    error: str
+    detail: str | None = None
+
+
+class OrderAccepted(Struct):
+    oid: int
+    cloid: str | None
+    t: Ms
+    activates_at: Ms
+
+
+class CancelAccepted(Struct):
+    oid: int
+    t: Ms
+    effective_at: Ms
+
+
+class OpenOrder(Struct):
+    oid: int
+    cloid: str | None
+    asset: int
+    coin: str
+    isBuy: bool
+    limitPx: int
+    sz: int
+    reduceOnly: bool
+    encodedTif: int
+    filled: int
+    state: Literal["pending", "resting"]
+    received: Ms
+    reserve: int
+    cancel_at: int | None
+    expires_at: Ms
+
+
+class Orders(Struct):
+    orders: list[OpenOrder]
+
+
+class Fill(Struct):
+    seq: int
+    t: Ms
+    entry: str
+    oid: int
+    cloid: str | None
+    asset: int
+    isBuy: bool
+    px: int
+    sz: int
+    liquidity: Literal["taker", "maker"]
+    venue_fee: int
+    exec_fee: int
+
+
+class Fills(Struct):
+    fills: list[Fill]
+    more: bool
+
+
+class Position(Struct):
+    asset: int
+    coin: str
+    sz: int
+    mark: int | None
+
+
+class Account(Struct):
+    entry: str
+    t: Ms
+    cash: int
+    equity: int
+    positions: list[Position]
+    reserved: int
+    exposure: int
+    cap: int
+    open_orders: int
+    paused: bool
+    peak: int
+    mdd: int
+    fee_hwm: int
+    marks: int
+    active_marks: int
+    fill_days: int
+
+
+class MarketOut(Struct):
+    coin: str
+    asset: int
+    szDecimals: int
+
+
+class Limits(Struct):
+    rate_limit_requests: int
+    rate_limit_window_ms: int
+    body_max_bytes: int
+
+
+class SeasonInfo(Struct):
+    id: str
+    start: Ms
+    end: Ms
+    markets: list[MarketOut]
+    rules: dict[str, Any]
+    rules_sha256: str
+    t: Ms
+    state: Literal["before", "running", "over"]
+    limits: Limits
+
+
+class ScoreRow(Struct):
+    day: int
+    t: Ms
+    entry: str
+    rank: int
+    equity: int
+    ret: int = msgspec.field(name="return")
+    mdd: int
+    score: int
+    eligible: bool
+    fill_days: int
+    active_share: int
+
+
+class Scores(Struct):
+    season: str
+    final: bool
+    rows: list[ScoreRow]
+
+
+class Level(Struct):
+    px: str
+    sz: str
+    n: int
+
+
+class BookOut(Struct):
+    coin: str
+    asset: int
+    t: int | None
+    time: int | None
+    levels: list[list[Level]]
+    mark: int | None
+    stale: bool
+
+
+ANSWERS = (
+    OrderRequest,
+    CancelRequest,
+    Error,
+    OrderAccepted,
+    CancelAccepted,
+    Orders,
+    Fills,
+    Account,
+    SeasonInfo,
+    Scores,
+    BookOut,
+)
+
+ORDER = msgspec.json.Decoder(OrderRequest)
+CANCEL = msgspec.json.Decoder(CancelRequest)
+ENCODE = msgspec.json.Encoder().encode
+
+
+class BadBody(ValueError):
+    """A request body the API refuses (400), with why."""
+
+
+def check_u64(name: str, value: int | None) -> None:
+    if value is not None and value > U64_MAX:
+        raise BadBody(f"Expected `int` <= {U64_MAX} - at `$.{name}`")

@@ -1,0 +1,229 @@
+"""The engine's one owner: every input is logged, fsynced, then applied, in log order.
+
+Why this module exists: the contract's durability rule ("every accepted request is in the
+log, written and fsynced, before the engine sees it and before the answer is sent") and
+the engine's single thread are kept in one place. One asyncio task takes inputs from one
+queue (requests from the handlers, market data from the feed thread, ticks), stamps each
+with ``t = max(its time, the last t)`` so ``t`` never decreases, appends the whole batch,
+fsyncs it once in a worker thread (group commit: requests that arrive meanwhile wait for
+the next batch), then applies it line by line and resolves each request with the events
+its line caused. A restart is a replay: :meth:`Session.open` runs the whole log through a
+fresh engine before anything new is taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from arena_tui.host.store import ScoreStore
+from arena_tui.host.views import Views
+from arena_tui.logfile import LogReader, LogWriter
+from arena_tui.replay import Progress
+from engine import Engine, Line, MalformedInput, Season
+from engine import events as ev
+from engine.inputs import tick
+
+MAX_BATCH = 1024
+FeedItem = tuple[int, bytes, Line]  # (t, the line's bytes after '{"t":N,', the line)
+
+_LINE = msgspec.json.Decoder(Line)
+_ENCODE = msgspec.json.Encoder().encode
+
+
+class LogWriteError(Exception):
+    """The log could not be written: the server stops (one line)."""
+
+
+class _Request:
+    __slots__ = ("doc", "future")
+
+    def __init__(self, doc: dict[str, Any], future: asyncio.Future[list[ev.AnyEvent]]) -> None:
+        self.doc = doc
+        self.future = future
+
+
+class _Tick:
+    __slots__ = ("t",)
+
+    def __init__(self, t: int) -> None:
+        self.t = t
+
+
+_STOP = object()
+Item = _Request | _Tick | tuple[int, bytes, Line] | object
+
+
+class Session:
+    """See the module docstring. ``clock``: wall ms, for the ``t`` of requests."""
+
+    def __init__(
+        self,
+        season: Season,
+        log: Path,
+        header: dict[str, Any],
+        store: ScoreStore,
+        *,
+        clock: Callable[[], int],
+        fsync: bool = True,
+    ) -> None:
+        self.season = season
+        self.log = log
+        self.header = header
+        self.store = store
+        self.clock = clock
+        self.fsync = fsync
+        self.engine = Engine(season)
+        self.views = Views(self.engine)
+        self.last_t: int | None = None
+        self.replayed = 0
+        self.written = 0  # lines written this run
+        self.applied = 0  # lines of this run the engine has applied
+        self.batches = 0
+        self.failure: BaseException | None = None
+        self._f: IO[bytes] | None = None
+        self._queue: asyncio.Queue[Item] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # ---- start: the log so far ---------------------------------------------------------
+
+    def open(self, progress: Progress | None = None) -> None:
+        """Cut a torn tail (or write the header of a new log), replay it, open to append."""
+        LogWriter(self.log, self.header).close()
+        reader = LogReader([self.log], coins=[m.coin for m in self.season.markets])
+        apply, views = self.engine.apply, self.views
+        for line in reader:
+            try:
+                events = apply(line)
+            except MalformedInput as exc:
+                raise reader.error(str(exc)) from None
+            views.apply(line, reader.raw, events, live=False)
+            self.last_t = line.t
+            self.replayed += 1
+            if progress is not None and not self.replayed & 0x3FFF:
+                progress.update(self.replayed, line.t)
+        if progress is not None:
+            progress.done()
+        views.changed.clear()
+        self.store.put(views.rows.values())
+        self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
+
+    # ---- the engine task ---------------------------------------------------------------
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._queue = asyncio.Queue()
+
+    async def run(self) -> None:
+        """Take batches until stopped; a failure to write the log ends it (and the server)."""
+        queue = self._queue
+        assert queue is not None
+        try:
+            while True:
+                batch = [await queue.get()]
+                while len(batch) < MAX_BATCH and not queue.empty():
+                    batch.append(queue.get_nowait())
+                stop = _STOP in batch
+                await self._commit([b for b in batch if b is not _STOP])
+                if stop:
+                    return
+        except BaseException as exc:
+            self.failure = exc
+            self._fail_pending(queue)
+            raise
+
+    def _stamp(self, item: Item) -> tuple[bytes, Line]:
+        last = self.last_t if self.last_t is not None else -(1 << 62)
+        if isinstance(item, _Request):
+            t = max(self.clock(), last)
+            raw = b'{"t":%d,"arena":%s}' % (t, _ENCODE(item.doc))
+            line = _LINE.decode(raw)
+        elif isinstance(item, _Tick):
+            t = max(item.t, last)
+            raw = b'{"t":%d,"arena":{"type":"tick"}}' % t
+            line = tick(t)
+        else:
+            assert isinstance(item, tuple)
+            t0, body, line = item
+            t = max(t0, last)
+            raw = b'{"t":%d,' % t + body
+            if line.t != t:
+                line = msgspec.structs.replace(line, t=t)
+        self.last_t = t
+        return raw, line
+
+    async def _commit(self, batch: list[Item]) -> None:
+        if self.engine.over:  # the season is over: only requests still get (their) answer
+            batch = [b for b in batch if isinstance(b, _Request)]
+        if not batch:
+            return
+        stamped = [self._stamp(item) for item in batch]
+        f = self._f
+        assert f is not None
+        self.written += len(stamped)  # (before the bytes land: a watcher of the file waits
+        try:  # for applied to catch up with it)
+            f.write(b"".join(raw + b"\n" for raw, _ in stamped))
+            f.flush()
+            if self.fsync:
+                await asyncio.to_thread(os.fsync, f.fileno())
+        except OSError as exc:
+            raise LogWriteError(f"{self.log}: cannot write the log: {exc}") from None
+        self.batches += 1
+        apply, views = self.engine.apply, self.views
+        for (raw, line), item in zip(stamped, batch, strict=True):
+            events = apply(line)  # a MalformedInput here is a bug: the checks come first
+            views.apply(line, raw, events, live=True)
+            self.applied += 1
+            if isinstance(item, _Request) and not item.future.done():
+                item.future.set_result(events)
+        if views.changed:
+            self.store.put(views.take_changed())
+
+    def _fail_pending(self, queue: asyncio.Queue[Item]) -> None:
+        while not queue.empty():
+            item = queue.get_nowait()
+            if isinstance(item, _Request) and not item.future.done():
+                item.future.set_exception(LogWriteError("the server stopped"))
+
+    # ---- what goes in ------------------------------------------------------------------
+
+    async def submit(self, doc: dict[str, Any]) -> list[ev.AnyEvent]:
+        """Log and apply one arena input; the events it caused, once it is durable."""
+        if self.failure is not None:
+            raise LogWriteError("the server is stopping")
+        assert self._loop is not None and self._queue is not None
+        future: asyncio.Future[list[ev.AnyEvent]] = self._loop.create_future()
+        self._queue.put_nowait(_Request(doc, future))
+        return await future
+
+    def push_tick(self, t: int) -> None:
+        assert self._queue is not None
+        self._queue.put_nowait(_Tick(t))
+
+    def push_feed(self, items: list[FeedItem]) -> None:
+        """Market data from another thread (thread-safe)."""
+        loop, queue = self._loop, self._queue
+        assert loop is not None and queue is not None
+
+        def put() -> None:
+            for item in items:
+                queue.put_nowait(item)
+
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the server is gone
+            loop.call_soon_threadsafe(put)
+
+    def stop(self) -> None:
+        assert self._queue is not None
+        self._queue.put_nowait(_STOP)
+
+    def close(self) -> None:
+        if self._f is not None and not self._f.closed:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()

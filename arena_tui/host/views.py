@@ -1,0 +1,108 @@
+"""What the API reads besides the engine: keys, fills, books, score rows and subscribers.
+
+Why this module exists: the engine keeps only what the rules need; an API also answers
+"my fills since t", "the latest book of BTC", "who holds this key". Each of these is a
+projection of the log, built by the same ``apply`` during the start-up replay and live,
+so a restarted server answers exactly as the one before it. Stream subscribers (the
+WebSocket) get their messages from here too: their own events, and market data as logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+
+from arena_tui.host.auth import Keys
+from engine import Engine, Line
+from engine import events as ev
+from engine.inputs import Book, BookData, Tick
+from engine.orders import format_cloid
+
+QUEUE_MAX = 10_000  # messages a slow stream client may fall behind by before it is dropped
+_ENCODE = msgspec.json.Encoder().encode
+
+
+def event_doc(e: ev.AnyEvent) -> dict[str, Any]:
+    """An engine event as the API shows it (``kind`` first; cloids as hex strings)."""
+    doc: dict[str, Any] = msgspec.to_builtins(e)
+    if "cloid" in doc:
+        doc["cloid"] = format_cloid(doc["cloid"])
+    return doc
+
+
+class Subscriber:
+    """One stream client's queue; on overflow it is emptied and closed with a None."""
+
+    def __init__(self, entry: str, market: bool) -> None:
+        self.entry = entry
+        self.market = market
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_MAX)
+        self.dropped = False
+
+    def offer(self, message: bytes) -> None:
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.dropped = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)
+
+
+class Views:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.keys = Keys()
+        self.fills: dict[str, list[ev.Fill]] = {}
+        self.fill_times: dict[str, list[int]] = {}
+        self.books: dict[str, tuple[int, BookData]] = {}
+        self.rows: dict[tuple[str, int], ev.ScoreRow] = {}
+        self.changed: dict[tuple[str, int], ev.ScoreRow] = {}
+        self.subscribers: dict[str, list[Subscriber]] = {}
+        self.market_subscribers: list[Subscriber] = []
+
+    def apply(self, line: Line, raw: bytes, events: list[ev.AnyEvent], live: bool) -> None:
+        """Take one applied input (its line, its logged bytes) and the events it caused."""
+        hl = line.hl
+        if type(hl) is Book and hl.data.coin in self.engine.by_coin:
+            self.books[hl.data.coin] = (line.t, hl.data)
+        if live and (hl is not None or type(line.arena) is Tick):
+            for sub in self.market_subscribers:
+                sub.offer(raw)
+        for e in events:
+            match e:
+                case ev.ScoreRow():
+                    self.rows[(e.entry, e.day)] = self.changed[(e.entry, e.day)] = e
+                case ev.Fill():
+                    self.fills.setdefault(e.entry, []).append(e)
+                    self.fill_times.setdefault(e.entry, []).append(e.t)
+                case ev.Registered():
+                    self.keys.add(e.entry, self.engine.accounts[e.entry].key_sha256)
+            if live:
+                entry = getattr(e, "entry", None)
+                subs = self.subscribers.get(entry) if entry is not None else None
+                if subs:
+                    message = _ENCODE({"event": event_doc(e)})
+                    for sub in subs:
+                        sub.offer(message)
+
+    def take_changed(self) -> list[ev.ScoreRow]:
+        rows = list(self.changed.values())
+        self.changed.clear()
+        return rows
+
+    def subscribe(self, sub: Subscriber) -> None:
+        self.subscribers.setdefault(sub.entry, []).append(sub)
+        if sub.market:
+            self.market_subscribers.append(sub)
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        subs = self.subscribers.get(sub.entry, [])
+        if sub in subs:
+            subs.remove(sub)
+        if sub in self.market_subscribers:
+            self.market_subscribers.remove(sub)

@@ -47,3 +47,25 @@ def meta_source(meta: Path | None, info_url: str | None) -> tuple[Path | None, s
     if meta is not None and info_url is not None:
         raise MetaError("give --meta FILE or --info-url URL, not both")
     return meta, info_url or INFO_URL
+
+
+VsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vs",
+        help="Also run these as entries: 'baselines' (momentum, reversion, "
+        "control_random, maker) and/or strategy files, comma-separated.",
+    ),
+]
+LatencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--latency-ms",
+        min=0,
+        help="Added to the time a strategy's orders are stamped with (the receive time of "
+        "the input it was handling).",
+    ),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
+]

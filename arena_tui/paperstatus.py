@@ -17,7 +17,7 @@ from typing import TextIO
 from arena_tui.backtest import Backtest
 from arena_tui.live import LiveFeed, wall_ms
 from arena_tui.recorder import Event
-from arena_tui.recstatus import seconds
+from arena_tui.recstatus import feed_event, seconds
 from arena_tui.recstatus import utc as utc_ms
 
 QUIET_AFTER = 5  # skipped frames described one by one; after that only counted
@@ -100,16 +100,9 @@ class PaperStatus:
 
     def describe(self, doc: Event) -> str | None:
         kind = doc["event"]
-        if kind == "connected":
-            return f"connected to {doc['url']}"
-        if kind == "lost":
-            retry = seconds(doc["retry_ms"])
-            return f"connection lost ({doc['reason']}: {doc['detail']}); retrying in {retry}"
-        if kind == "connect_failed":
-            return f"cannot connect ({doc['detail']}); retrying in {seconds(doc['retry_ms'])}"
-        if kind == "gap":
-            span = seconds(doc["to"] - doc["from"])
-            return f"gap of {span} in the feed ({doc['reason']}, from {utc_ms(doc['from'])})"
+        said = feed_event(doc, "in the feed")
+        if said is not None:
+            return said
         if kind in ("bad_frame", "refused"):
             self.skipped += 1
             if self.skipped > QUIET_AFTER:

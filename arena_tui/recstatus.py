@@ -50,6 +50,22 @@ def seconds(ms: int) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
+def feed_event(doc: Event, gap_where: str) -> str | None:
+    """The words for a feed client's connection events and gaps (None for other events)."""
+    kind = doc["event"]
+    if kind == "connected":
+        return f"connected to {doc['url']}"
+    if kind == "lost":
+        retry = seconds(doc["retry_ms"])
+        return f"connection lost ({doc['reason']}: {doc['detail']}); retrying in {retry}"
+    if kind == "connect_failed":
+        return f"cannot connect ({doc['detail']}); retrying in {seconds(doc['retry_ms'])}"
+    if kind == "gap":
+        span = seconds(doc["to"] - doc["from"])
+        return f"gap of {span} {gap_where} ({doc['reason']}, from {utc(doc['from'])})"
+    return None
+
+
 class Reporter:
     """Events and status, for a tty, a plain stream, or as JSON lines (see the module)."""
 
@@ -80,16 +96,9 @@ class Reporter:
 
     def _describe(self, doc: Event) -> str | None:
         kind = doc["event"]
-        if kind == "connected":
-            return f"connected to {doc['url']}"
-        if kind == "lost":
-            retry = seconds(doc["retry_ms"])
-            return f"connection lost ({doc['reason']}: {doc['detail']}); retrying in {retry}"
-        if kind == "connect_failed":
-            return f"cannot connect ({doc['detail']}); retrying in {seconds(doc['retry_ms'])}"
-        if kind == "gap":
-            span = seconds(doc["to"] - doc["from"])
-            return f"gap of {span} recorded ({doc['reason']}, from {utc(doc['from'])})"
+        said = feed_event(doc, "recorded")
+        if said is not None:
+            return said
         if kind == "bad_frame":
             self._bad_told += 1
             if self._bad_told > QUIET_AFTER:

@@ -9,7 +9,7 @@ import typer
 
 from arena_tui.backtest import Backtest, BacktestResult, Entrant
 from arena_tui.loader import BASELINES, baseline_path, entry_name, load_strategy
-from arena_tui.options import JsonOpt, SeasonOpt
+from arena_tui.options import JsonOpt, LatencyOpt, SeasonOpt, SeedOpt, VsOpt
 from arena_tui.paths import data_dir
 from arena_tui.replay import Progress, dumps
 from arena_tui.report import write_report
@@ -64,14 +64,7 @@ def backtest_command(
         ),
     ],
     season: SeasonOpt = None,
-    vs: Annotated[
-        str | None,
-        typer.Option(
-            "--vs",
-            help="Also run these as entries: 'baselines' (momentum, reversion, "
-            "control_random, maker) and/or strategy files, comma-separated.",
-        ),
-    ] = None,
+    vs: VsOpt = None,
     epoch: Annotated[
         str,
         typer.Option(
@@ -89,18 +82,8 @@ def backtest_command(
             file_okay=False,
         ),
     ] = None,
-    latency_ms: Annotated[
-        int,
-        typer.Option(
-            "--latency-ms",
-            min=0,
-            help="Added to the time a strategy's orders are "
-            "stamped with (the input it was handling).",
-        ),
-    ] = 0,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
-    ] = 0,
+    latency_ms: LatencyOpt = 0,
+    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     tui: Annotated[
         bool,

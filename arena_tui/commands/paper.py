@@ -20,7 +20,7 @@ from arena_tui.backtest import Backtest, BacktestResult, NotStarted
 from arena_tui.feed import Backoff
 from arena_tui.live import LiveFeed
 from arena_tui.meta import WS_URL, parse_coins
-from arena_tui.options import InfoUrlOpt, JsonOpt, MetaOpt, meta_source
+from arena_tui.options import InfoUrlOpt, JsonOpt, LatencyOpt, MetaOpt, SeedOpt, VsOpt, meta_source
 from arena_tui.paper import PaperSpec, prepare_paper, utc
 from arena_tui.paperstatus import PaperStatus
 from arena_tui.replay import dumps
@@ -69,14 +69,7 @@ def paper_command(
             "markets; default all of them).",
         ),
     ] = None,
-    vs: Annotated[
-        str | None,
-        typer.Option(
-            "--vs",
-            help="Also run these as entries: 'baselines' (momentum, reversion, "
-            "control_random, maker) and/or strategy files, comma-separated.",
-        ),
-    ] = None,
+    vs: VsOpt = None,
     season: Annotated[
         Path | None,
         typer.Option(
@@ -103,18 +96,8 @@ def paper_command(
     ws_url: Annotated[str, typer.Option("--ws-url", help="Hyperliquid WebSocket.")] = WS_URL,
     info_url: InfoUrlOpt = None,
     meta: MetaOpt = None,
-    latency_ms: Annotated[
-        int,
-        typer.Option(
-            "--latency-ms",
-            min=0,
-            help="Added to the time a strategy's orders are stamped with (the receive time "
-            "of the input it was handling).",
-        ),
-    ] = 0,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
-    ] = 0,
+    latency_ms: LatencyOpt = 0,
+    seed: SeedOpt = 0,
     epoch: Annotated[
         str,
         typer.Option(

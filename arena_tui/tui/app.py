@@ -2,10 +2,11 @@
 
 Why this module exists: the App only knows which screen comes first and how a run is
 started; screens and widgets do the rest. What it runs is injected: a ``Catalog`` for the
-start screen, functions that turn a :class:`RunSpec` (a backtest) or a
-:class:`~arena_tui.paper.PaperSpec` (a live paper run) into a source (the real runs by
-default), or a source already built (``arena backtest --tui`` and ``arena paper --tui``
-hand their own run in).
+start screen, functions that turn a :class:`RunSpec` (a backtest), a
+:class:`~arena_tui.paper.PaperSpec` (a live paper run) or a
+:class:`~arena_tui.tui.spectator.SpectateSpec` (a running ``arena host`` to watch) into a
+source (the real ones by default), or a source already built (``arena backtest --tui``
+and ``arena paper --tui`` hand their own run in).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.screens.help import HelpScreen
 from arena_tui.tui.screens.run import RunScreen
+from arena_tui.tui.screens.spectate import SpectatorScreen
 from arena_tui.tui.screens.start import StartScreen
 from arena_tui.tui.source import BacktestSource, RunSpec
+from arena_tui.tui.spectator import SpectateSpec, SpectatorSource
 
 if TYPE_CHECKING:
     from arena_tui.live import LiveFeed
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 
 Sources = Callable[[RunSpec], BacktestSource]
 LiveSources = Callable[["PaperSpec"], BacktestSource]
+Spectators = Callable[[SpectateSpec], SpectatorSource]
 SIGNALS = (signal.SIGTERM, signal.SIGINT)  # (a terminal's ctrl+c is a key here, not SIGINT)
 FINISH_S = 30.0  # how long to wait, after the app is gone, for its run to close its log
 
@@ -61,8 +65,14 @@ class ArenaApp(App[None]):
         playback: Playback | None = None,
         live_sources: LiveSources = BacktestSource.of_paper,
         quit_on_signals: bool = False,
+        spectate: SpectateSpec | None = None,
+        spectators: Spectators = SpectatorSource.of_spec,
+        key: str | None = None,
     ) -> None:
         super().__init__()
+        self.spectate = spectate
+        self.spectators = spectators
+        self.key = key  # an entry's key, for a host chosen on the start screen
         self.live_sources = live_sources
         self.quit_on_signals = quit_on_signals
         self.season = season
@@ -81,7 +91,9 @@ class ArenaApp(App[None]):
                 loop = asyncio.get_running_loop()
                 for sig in SIGNALS:
                     loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit))
-        if self.source is not None:
+        if self.spectate is not None:
+            self.push_screen(SpectatorScreen(self.spectators(self.spectate)))
+        elif self.source is not None:
             playback = self.playback or self.source.playback(self.speed, self.paused)
             self.push_screen(RunScreen(self.source, playback))
         else:
@@ -101,7 +113,11 @@ class ArenaApp(App[None]):
                 for sig in SIGNALS:
                     asyncio.get_running_loop().remove_signal_handler(sig)
 
-    def start_run(self, spec: RunSpec | PaperSpec, speed: int | None) -> None:
+    def start_run(self, spec: RunSpec | PaperSpec | SpectateSpec, speed: int | None) -> None:
+        if isinstance(spec, SpectateSpec):
+            chosen = SpectateSpec(spec.url, spec.key or self.key)
+            self.push_screen(SpectatorScreen(self.spectators(chosen)))
+            return
         source = self.sources(spec) if isinstance(spec, RunSpec) else self.live_sources(spec)
         self.source = source
         self.push_screen(RunScreen(source, source.playback(speed, self.paused)))
@@ -114,6 +130,8 @@ class ArenaApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, RunScreen):
                 screen.playback.stop()
+            elif isinstance(screen, SpectatorScreen):
+                screen.source.stop()
         self.exit()
 
 
@@ -131,8 +149,12 @@ def make_app(
     playback: Playback | None = None,
     live_sources: LiveSources = BacktestSource.of_paper,
     quit_on_signals: bool = False,
+    spectate: SpectateSpec | None = None,
+    spectators: Spectators = SpectatorSource.of_spec,
+    key: str | None = None,
 ) -> ArenaApp:
-    """The app: the run screen for ``spec`` (or ``source``) at once, else the start screen."""
+    """The app: the spectator screen for ``spectate``, the run screen for ``spec`` (or
+    ``source``), at once; else the start screen."""
     if spec is not None and source is None:
         source = sources(spec)
     return ArenaApp(
@@ -147,6 +169,9 @@ def make_app(
         playback=playback,
         live_sources=live_sources,
         quit_on_signals=quit_on_signals,
+        spectate=spectate,
+        spectators=spectators,
+        key=key,
     )
 
 

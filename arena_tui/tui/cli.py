@@ -1,7 +1,8 @@
 """``arena-tui``: the console script's options, checked before the screen opens.
 
-With recordings and ``--strategy`` it opens the run screen at once; otherwise the start
-screen, with whatever was given listed first and picked. A bad file or season fails here,
+With recordings and ``--strategy`` it opens the run screen at once; with ``--spectate
+URL`` the spectator screen of a running ``arena host``; otherwise the start screen, with
+whatever was given listed first and picked. A bad file or season fails here,
 as one ``arena: error:`` line, before Textual takes the terminal.
 """
 
@@ -25,6 +26,17 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _url(text: str | None) -> str | None:
+    if text is None:
+        return None
+    from arena_tui.tui.hostapi import host_url
+
+    try:
+        return host_url(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _speed(text: str) -> str:
@@ -81,6 +93,27 @@ def tui_command(
         int, typer.Option("--latency-ms", min=0, help="As arena backtest --latency-ms.")
     ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="As arena backtest --seed.")] = 0,
+    spectate: Annotated[
+        str | None,
+        typer.Option(
+            "--spectate",
+            callback=_url,
+            metavar="URL",
+            help="Watch a running arena host's season (its leaderboard, books, clock) at URL, "
+            "e.g. http://127.0.0.1:8000.",
+        ),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            envvar="ARENA_KEY",
+            show_envvar=True,
+            help="With --spectate (or the start screen's Spectator): an entry's API key "
+            "(what arena register printed), to also show its account and open orders. Its "
+            "reads count against the entry's rate limit.",
+        ),
+    ] = None,
 ) -> None:
     """Watch a backtest live: fills, equity, drawdown, the score and every rejection.
 
@@ -90,16 +123,26 @@ def tui_command(
 
     c coin, e entry, 1-5 tabs, ? help, esc back to the start screen, q quit.
 
+    With --spectate URL it watches a hosted season instead (c coin, r read again now).
+
     Example: [cyan]arena-tui recordings/synth-3coins-20261201.jsonl.gz --strategy
     strategies/maker.py --vs baselines --speed 600[/]
+
+    Example: [cyan]arena-tui --spectate http://127.0.0.1:8000[/]
     """
     from arena_tui.paper import PaperSpec
     from arena_tui.tui.app import make_app
     from arena_tui.tui.source import BacktestSource, RunSpec, prepare
+    from arena_tui.tui.spectator import SpectateSpec
 
     given = list(logs or [])
     rate = parse_speed(speed)
     source: BacktestSource | None
+    if spectate is not None:
+        if given or strategy is not None:
+            raise typer.BadParameter("--spectate watches a host: give no LOG and no --strategy")
+        make_app(spectate=SpectateSpec(spectate, key or None), quit_on_signals=True).run()
+        return
     if given and strategy is not None:
         spec = RunSpec(tuple(given), strategy, vs, season, out, latency_ms, seed)
         bt, paths = prepare(spec)  # fails here, before the screen opens
@@ -132,6 +175,7 @@ def tui_command(
             picked=picked,
             season=1 if season else 0,
             quit_on_signals=True,
+            key=key or None,
         )
         app.run()
         source = app.source

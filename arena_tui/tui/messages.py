@@ -2,19 +2,24 @@
 
 Why this module exists: what may be dropped and what may not is decided here, once.
 A :class:`SnapshotPosted` is superseded by the next one still waiting in the queue
-(``can_replace``): when the UI falls behind it shows the newest picture, not every one. A
-:class:`Happened` (fills, rejections, cancels, closes) never is, and it sits between
-snapshots in the queue, so every event reaches the screen in order.
+(``can_replace``): when the UI falls behind it shows the newest picture, not every one
+(a :class:`SpectatorPosted`, a spectated host's picture, likewise). A :class:`Happened`
+(fills, rejections, cancels, closes) never is, and it sits between snapshots in the
+queue, so every event reaches the screen in order.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from arena_tui.tui.snapshot import Happening, Snapshot
+
+if TYPE_CHECKING:
+    from arena_tui.tui.spectator import Spectated
 
 
 class SnapshotPosted(Message):
@@ -24,6 +29,17 @@ class SnapshotPosted(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SnapshotPosted)
+
+
+class SpectatorPosted(Message):
+    """What a spectated host served, as of one round of reads; superseded like a snapshot."""
+
+    def __init__(self, spectated: Spectated) -> None:
+        super().__init__()
+        self.spectated = spectated
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SpectatorPosted)
 
 
 class Happened(Message):

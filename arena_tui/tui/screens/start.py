@@ -5,8 +5,7 @@ come from a :class:`~arena_tui.tui.catalog.Catalog` handed in (found on disk by 
 fixed by the tests). The mode decides what runs: a backtest on the picked recordings, or
 live paper trading (``arena paper``: the strategy on Hyperliquid's live feed for the coins
 typed in, under the highlighted season file or by default Season 0 rules from the next
-minute for 24 hours). Spectating a hosted season is listed, marked as not available yet
-(it needs ``arena host``).
+minute for 24 hours), or spectating a running ``arena host`` at the URL typed in.
 """
 
 from __future__ import annotations
@@ -26,18 +25,20 @@ from textual.widgets.selection_list import Selection
 from arena_tui.meta import MetaError, parse_coins
 from arena_tui.paper import PaperSpec
 from arena_tui.tui.catalog import Catalog
+from arena_tui.tui.hostapi import host_url
 from arena_tui.tui.playback import SPEEDS, speed_label
 from arena_tui.tui.source import RunSpec
+from arena_tui.tui.spectator import SpectateSpec
 
 OWN_SEASON = "the log's own season (or the defaults)"
 MODES = (
     Option("Backtest: a strategy on recorded logs", id="backtest"),
     Option("Live paper: the strategy on Hyperliquid's live feed", id="paper"),
-    Option(
-        "Spectator: not available yet (needs arena host, issue 6)", id="spectator", disabled=True
-    ),
+    Option("Spectator: a running arena host's season (its URL)", id="spectator"),
 )
 COINS = ""  # typed in; with a season file and left empty: all its coins
+URL = "http://127.0.0.1:8000"  # arena host's default
+Chosen = RunSpec | PaperSpec | SpectateSpec
 
 
 HELP = (
@@ -50,7 +51,9 @@ HELP = (
     "replaces the speed (enter runs): under the highlighted season file (its coins when the "
     "box is empty), else Season 0 rules from the next minute for 24 hours; recordings are "
     "not used, and the run log records the feed. On its run screen space pauses the view, "
-    "never the run. Spectating a hosted season needs arena host (not built yet)."
+    "never the run. Spectator (the Mode list) watches a running arena host instead, at the URL "
+    "typed in the box (enter opens it): its season, leaderboard and books, read over HTTP; "
+    "with arena-tui --key KEY also that entry's account and open orders."
 )
 
 
@@ -73,15 +76,17 @@ class StartScreen(Screen[None]):
     def __init__(
         self,
         catalog: Catalog,
-        start_run: Callable[[RunSpec | PaperSpec, int | None], None],
+        start_run: Callable[[Chosen, int | None], None],
         *,
         picked: tuple[int, ...] = (0,),
         season: int = 0,
         vs: bool = True,
         speed: int | None = 60,
         coins: str = COINS,
+        url: str = URL,
     ) -> None:
         super().__init__()
+        self.url = url
         self.coins = coins
         self.catalog = catalog
         self.start_run = start_run
@@ -110,6 +115,7 @@ class StartScreen(Screen[None]):
             yield Checkbox("against the baselines (b)", self.vs, id="vs")
             yield Static(self._speed_text(), id="speed")
             yield Input(self.coins, placeholder="BTC,ETH", id="coins")
+            yield Input(self.url, placeholder=URL, id="url")
             yield Button("Run (r)", id="run", variant="primary")
         yield Static("", id="error")
         yield Footer()
@@ -128,6 +134,9 @@ class StartScreen(Screen[None]):
         coins = self.query_one("#coins", Input)
         coins.border_title = "coins to trade live"
         coins.display = False
+        url = self.query_one("#url", Input)
+        url.border_title = "arena host's URL"
+        url.display = False
         if not self.catalog.recordings:
             self._error("no recordings found in ./recordings or the data directory")
 
@@ -138,21 +147,31 @@ class StartScreen(Screen[None]):
         self.query_one("#error", Static).update(text)
 
     @property
-    def live(self) -> bool:
+    def mode(self) -> str | None:
         modes = self.query_one("#modes", OptionList)
         index = modes.highlighted
-        return index is not None and modes.get_option_at_index(index).id == "paper"
+        return None if index is None else modes.get_option_at_index(index).id
+
+    @property
+    def live(self) -> bool:
+        return self.mode == "paper"
 
     @on(OptionList.OptionHighlighted, "#modes")
     def _mode(self) -> None:
-        live = self.live
-        self.query_one("#coins", Input).display = live
-        self.query_one("#speed", Static).display = not live
+        mode = self.mode
+        self.query_one("#coins", Input).display = mode == "paper"
+        self.query_one("#url", Input).display = mode == "spectator"
+        self.query_one("#speed", Static).display = mode not in ("paper", "spectator")
+        self.query_one("#vs", Checkbox).display = mode != "spectator"
         self._error("")
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return not (action in ("faster", "slower") and self.is_mounted and self.live)
+        if not self.is_mounted:
+            return True
+        if action in ("faster", "slower"):
+            return self.mode not in ("paper", "spectator")
+        return not (action == "toggle_vs" and self.mode == "spectator")
 
     def _strategy(self) -> int | None:
         strategy = self.query_one("#strategies", OptionList).highlighted
@@ -181,8 +200,17 @@ class StartScreen(Screen[None]):
             season=c.seasons[season - 1].path if season > 0 else None,
         )
 
-    def spec(self) -> RunSpec | PaperSpec | None:
+    def spectate_spec(self) -> SpectateSpec | None:
+        try:
+            return SpectateSpec(host_url(self.query_one("#url", Input).value))
+        except ValueError as exc:
+            self._error(str(exc))
+            return None
+
+    def spec(self) -> Chosen | None:
         """What the choices say to run, or None (with the reason shown)."""
+        if self.mode == "spectator":
+            return self.spectate_spec()
         if self.live:
             return self.paper_spec()
         c = self.catalog
@@ -214,7 +242,7 @@ class StartScreen(Screen[None]):
         if event.button.id == "run":
             self.action_run()
 
-    @on(Input.Submitted, "#coins")
+    @on(Input.Submitted, "#coins, #url")
     def _coins_entered(self) -> None:
         self.action_run()
 

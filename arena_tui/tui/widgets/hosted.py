@@ -117,13 +117,17 @@ class LinkBar(Widget):
         return self.render().plain
 
 
-class SeasonStrip(Widget):
-    """Two lines: the season (id, state, window, rules hash) and the coin's top of book."""
+class CoinView(Widget):
+    """A panel about one coin of the latest picture: ``index`` of ``count`` coins."""
 
     spectated: reactive[Spectated | None] = reactive(None)
     coin: reactive[str | None] = reactive(None)
     index: reactive[int] = reactive(0)
     count: reactive[int] = reactive(0)
+
+
+class SeasonStrip(CoinView):
+    """Two lines: the season (id, state, window, rules hash) and the coin's top of book."""
 
     def render(self) -> Text:
         s = self.spectated
@@ -197,12 +201,7 @@ def book_lines(book: BookDoc, index: int, count: int, levels: int = BOOK_LEVELS)
     return lines
 
 
-class BookPanel(Widget, can_focus=True):
-    spectated: reactive[Spectated | None] = reactive(None)
-    coin: reactive[str | None] = reactive(None)
-    index: reactive[int] = reactive(0)
-    count: reactive[int] = reactive(0)
-
+class BookPanel(CoinView, can_focus=True):
     def render(self) -> Text:
         s = self.spectated
         if s is not None and s.book_note is not None:

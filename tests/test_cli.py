@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.main import get_command
 
+from arena_tui.cli import app
+from arena_tui.tui.cli import cli
 from tests.clirun import ROOT, arena, one_error_line
 
 SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
@@ -22,6 +27,28 @@ def test_help_teaches() -> None:
     assert done.returncode == 0
     for word in ("--season", "--json", "--fills", "--scores", "Example"):
         assert word in done.stdout
+
+
+HELP_WIDTH = 78  # an 80-column terminal, less the help panel's padding
+MARKUP = re.compile(r"\[/?[a-z ]*\]")
+
+
+def commands(cmd: object, name: str) -> Iterator[tuple[str, str]]:
+    yield name, getattr(cmd, "help", None) or ""
+    for sub, child in getattr(cmd, "commands", {}).items():
+        yield from commands(child, f"{name} {sub}")
+
+
+def test_every_help_text_fits_80_columns_unwrapped() -> None:
+    # Typer's rich mode keeps a docstring's line breaks, so a longer line is wrapped by
+    # the terminal and leaves a ragged one-word line behind it. The first paragraph is
+    # joined into one line by typer and wrapped cleanly, so only the others count.
+    found = dict(commands(get_command(app), "arena")) | dict(commands(get_command(cli), "tui"))
+    assert {"arena replay", "arena import hl-archive", "arena logs check", "tui"} <= set(found)
+    for name, text in found.items():
+        for par in text.split("\n\n")[1:]:
+            for line in par.split("\n"):
+                assert len(MARKUP.sub("", line)) <= HELP_WIDTH, (name, line)
 
 
 def test_replay_table_for_people() -> None:

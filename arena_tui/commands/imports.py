@@ -81,15 +81,19 @@ def hl_archive(
 ) -> None:
     """Import Hyperliquid's archive [bold]l2Book[/] objects (an LZ4 frame per hour and coin).
 
-    Each line of [cyan]market_data/<date>/<hour>/l2Book/<coin>.lz4[/] is
-    {"time": "<ISO receive time>", "ver_num": 1, "raw": <WebSocket message>}; it becomes
-    {"t": <receive ms>, "hl": <raw, byte for byte>}. Several files (hours, coins) are
-    merged by receive time. The header lists the coins found, with their asset index and
-    szDecimals from meta. A bad line stops the import (naming file and line), and nothing
-    is written. The summary goes to stderr; [bold]--json[/] prints it on stdout.
+    Each line of [cyan]market_data/<date>/<hour>/l2Book/<coin>.lz4[/] is {"time": "<ISO
+    receive time>", "ver_num": 1, "raw": <WebSocket message>}; it becomes {"t":
+    <receive ms>, "hl": <raw, byte for byte>}. Several files (hours, coins) are
+    merged by receive time. The header lists the coins found, with their asset
+    index and szDecimals from meta. A bad line stops the import (naming file and
+    line), and nothing is written. The summary goes to stderr; [bold]--json[/] prints it on
+    stdout.
 
-    Example: [cyan]aws s3 cp s3://hyperliquid-archive/market_data/20240101/12/l2Book/BTC.lz4 .
-    --request-payer requester && arena import hl-archive BTC.lz4 --out btc-12.jsonl.gz[/]
+    Example:
+
+    [cyan]aws s3 cp s3://hyperliquid-archive/market_data/20240101/12/l2Book/BTC.lz4 . \\
+      --request-payer requester && arena import hl-archive BTC.lz4 --out \\
+      btc-12.jsonl.gz[/]
     """
     _report(_run("hl-archive", files, meta, info_url, out), as_json)
 
@@ -104,11 +108,13 @@ def hftbacktest(
 ) -> None:
     """Import hftbacktest collector files: [cyan]<receive time ns> <raw JSON message>[/] a line.
 
-    Each line becomes {"t": <ns // 1,000,000>, "hl": <message, byte for byte>}; every
-    channel is kept (the replay ignores those it does not use). Several files are merged by
-    receive time; the header lists the coins found, from meta. A bad line stops the import
-    (naming file and line), and nothing is written.
+    Each line becomes {"t": <ns // 1,000,000>, "hl": <message, byte for byte>};
+    every channel is kept (the replay ignores those it does not use). Several
+    files are merged by receive time; the header lists the coins found, from meta.
+    A bad line stops the import (naming file and line), and nothing is written.
 
-    Example: [cyan]arena import hftbacktest btc_20250126.gz --meta meta.json --out btc.jsonl.gz[/]
+    Example:
+
+    [cyan]arena import hftbacktest btc_20250126.gz --meta meta.json --out btc.jsonl.gz[/]
     """
     _report(_run("hftbacktest", files, meta, info_url, out), as_json)

@@ -81,15 +81,17 @@ def check(
     """Validate LOG... in full and summarise them; exit 1 if anything is damaged.
 
     Unlike [bold]arena replay[/], every line is checked (book levels and every decimal
-    string too, for every coin) and checking goes on past bad lines: the first 20 are
-    shown with file:line and reason, all are counted. Damage (exit status 1): a bad line, a
-    [bold]t[/] lower than the line before (across files too), a bad header, a truncated or
-    corrupt compressed stream. A torn final line (no trailing newline) is only a note.
+    string too, for every coin) and checking goes on past bad lines: the first 20
+    are shown with file:line and reason, all are counted. Damage (exit status 1):
+    a bad line, a [bold]t[/] lower than the line before (across files too), a bad header, a
+    truncated or corrupt compressed stream. A torn final line (no trailing
+    newline) is only a note.
 
-    The summary: time range; inputs per channel; per coin, books with their receive-time
-    cadence (median and max gap), stale books (receive t - book time > 10,000 ms, the
-    Season 0 stale_book_ms), trades messages, prints and duplicate prints dropped (the
-    contract's rule), asset contexts; the recorder's gap inputs (count, total, longest).
+    The summary: time range; inputs per channel; per coin, books with their
+    receive-time cadence (median and max gap), stale books (receive t - book time
+    > 10,000 ms, the Season 0 stale_book_ms), trades messages, prints and
+    duplicate prints dropped (the contract's rule), asset contexts; the recorder's
+    gap inputs (count, total, longest).
 
     Example: [cyan]arena logs check recordings/*.jsonl.gz --json[/]
     """

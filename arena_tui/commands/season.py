@@ -25,8 +25,8 @@ def show(
 ) -> None:
     """Print a season's window, markets, rules and rules_sha256.
 
-    rules_sha256 is the SHA-256 of {"markets":[...],"rules":{...}} as the contract encodes
-    it; a log records it, and replaying under other rules is refused.
+    rules_sha256 is the SHA-256 of {"markets":[...],"rules":{...}} as the contract
+    encodes it; a log records it, and replaying under other rules is refused.
     """
     s = load_season(file)
     if as_json:
@@ -90,9 +90,10 @@ def new(
     """Write a season file: the window, the coins' markets from meta, the Season 0 rules.
 
     Asset indexes and szDecimals come from Hyperliquid's meta (live, or [bold]--meta[/] for
-    a saved answer); every rule gets its Season 0 value, commented, to edit by hand if the
-    season is to differ. The file loads with [bold]arena season show[/] / [bold]replay
-    --season[/]; its rules_sha256 is printed. An existing file is kept unless --force.
+    a saved answer); every rule gets its Season 0 value, commented, to edit by
+    hand if the season is to differ. The file loads with [bold]arena season show[/] /
+    [bold]replay --season[/]; its rules_sha256 is printed. An existing file is kept unless
+    --force.
 
     Example: [cyan]arena season new s1 --coins BTC,ETH --start 2026-12-07T00:00:00Z
     --end 2027-01-04T00:00:00Z[/]

@@ -102,13 +102,17 @@ def synth_command(
 ) -> None:
     """Write a [bold]synthetic[/] recording: made-up, Hyperliquid-shaped market data, offline.
 
-    Per coin, a seeded random market: a random walk with trends, bursts and overshoots.
+    Per coin, a seeded random market: a random walk with trends, bursts and
+    overshoots.
 
-    Trades print at or through the touch and lean the way the price is about to go.
+    Trades print at or through the touch and lean the way the price is about to
+    go.
 
-    As Hyperliquid's WebSocket sends it: a 20-level l2Book every ~5 s, trades, activeAssetCtx.
+    As Hyperliquid's WebSocket sends it: a 20-level l2Book every ~5 s, trades,
+    activeAssetCtx.
 
-    The header says "recording": "synthetic". Same arguments, same bytes; shorter = a prefix.
+    The header says "recording": "synthetic". Same arguments, same bytes; shorter
+    = a prefix.
 
     Backtest on it with [cyan]arena replay FILE[/]; [bold]--json[/] prints a summary on stdout.
 

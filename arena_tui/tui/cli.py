@@ -117,13 +117,16 @@ def tui_command(
 ) -> None:
     """Watch a backtest live: fills, equity, drawdown, the score and every rejection.
 
-    With LOG... and --strategy it runs at once; else the start screen lists what it finds.
+    With LOG... and --strategy it runs at once; else the start screen lists what
+    it finds.
 
-    Keys: space pause/play, +/- speed (1x 10x 60x 600x max), n next fill or rejection;
+    Keys: space pause/play, +/- speed (1x 10x 60x 600x max), n next fill or
+    rejection;
 
     c coin, e entry, 1-5 tabs, ? help, esc back to the start screen, q quit.
 
-    With --spectate URL it watches a hosted season instead (c coin, r read again now).
+    With --spectate URL it watches a hosted season instead (c coin, r read again
+    now).
 
     Example: [cyan]arena-tui recordings/synth-3coins-20261201.jsonl.gz --strategy
     strategies/maker.py --vs baselines --speed 600[/]

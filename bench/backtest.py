@@ -11,12 +11,16 @@ It writes the day with ``arena synth --coins BTC,ETH,SOL --hours 24 --seed 7`` (
 subprocess: the real command), then times, three rounds interleaved (a, b', b, a, ...):
 
   (a)  every line read in binary and ``msgspec.json.decode``-d (bench/replay.py's (a));
+  (r)  ``arena replay``'s pass over the same day (the engine alone, no strategy);
+  (n)  the runner with a strategy that does nothing (no hook): the runner's own work;
   (b') the runner alone: ``Backtest(...).run`` with momentum, no run log written;
   (b)  ``arena backtest strategies/momentum.py LOG --out DIR`` in this process, through
        the function the CLI calls (``backtest_command``): the runner, the run log, the
        report, report.json, the CSVs and chart.svg, as a user waits for them.
 
-Nothing is asserted: the target (b)/(a) <= 1.5 is reported as met or not.
+Nothing is asserted: the target (b)/(a) <= 1.5 is reported as met or not. The extra rows
+say where (b) goes: the engine (r), the runner's bookkeeping (n - r), the strategy's own
+code (b' - n) and the files (b - b'); (r) plus the files is a floor no strategy can beat.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/backtest.py``: make ``ben
 from arena_tui.backtest import Backtest, BacktestResult  # noqa: E402
 from arena_tui.commands.backtest import backtest_command, entrants_for  # noqa: E402
 from arena_tui.logfile import iter_raw_lines  # noqa: E402
+from arena_tui.replay import replay  # noqa: E402
 from arena_tui.report_data import exit_value  # noqa: E402
 from arena_tui.seasonfile import resolve_season  # noqa: E402
 from bench.replay import Series, decode_generic, machine, mb, say, timed, yes  # noqa: E402
@@ -48,6 +53,7 @@ from engine import Season  # noqa: E402
 
 TARGET_RATIO = 1.5
 STRATEGY = ROOT / "strategies" / "momentum.py"
+NOTHING = "from arena_tui.strategy import Strategy\n\n\nclass Nothing(Strategy):\n    pass\n"
 
 
 def synth(out: Path, coins: str, hours: float, seed: int) -> float:
@@ -61,9 +67,11 @@ def synth(out: Path, coins: str, hours: float, seed: int) -> float:
     return time.perf_counter() - t0
 
 
-def runner_only(path: str, season: Season, vs: str | None) -> BacktestResult:
-    """(b'): the pass alone: engine, strategies, exit values; no file written."""
-    bt = Backtest(season, entrants_for(STRATEGY, vs), run_log=None, exit_value=exit_value)
+def runner_only(
+    path: str, season: Season, vs: str | None, strategy: Path = STRATEGY
+) -> BacktestResult:
+    """(b'), or (n) with the do-nothing strategy: the pass alone; no file written."""
+    bt = Backtest(season, entrants_for(strategy, vs), run_log=None, exit_value=exit_value)
     return bt.run([path])
 
 
@@ -127,13 +135,19 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         e.name: {"fills": len(e.stats.fills), "orders_accepted": e.stats.orders_accepted}
         for e in first.entrants
     }
+    nothing = tmp / "nothing.py"
+    nothing.write_text(NOTHING, encoding="utf-8")
     series = {
         "a": Series("(a)  msgspec.json.decode, every line"),
+        "r": Series("(r)  arena replay's pass (engine alone)"),
+        "b_nothing": Series("(n)  Backtest.run, a do-nothing strategy"),
         "b_runner": Series("(b') Backtest.run alone (no files)"),
         "b": Series("(b)  arena backtest, in-process (all files)"),
     }
     runs: list[tuple[str, Callable[[], object]]] = [
         ("a", lambda: decode_generic(path)),
+        ("r", lambda: replay([path], season)),
+        ("b_nothing", lambda: runner_only(path, season, None, nothing)),
         ("b_runner", lambda: runner_only(path, season, args.vs)),
         ("b", lambda: full_command(path, args.season, args.vs, out)),
     ]
@@ -141,7 +155,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     for i in range(args.rounds):
         for key, fn in runs:
             seconds, got = timed(fn)
-            if isinstance(got, BacktestResult) and got.inputs != n:
+            if isinstance(got, BacktestResult) and key != "b_nothing" and got.inputs != n:
                 raise SystemExit(f"{key} saw {got.inputs} inputs, expected {n}")
             if isinstance(got, int) and got != n_decoded:
                 raise SystemExit(f"{key} decoded {got} inputs, expected {n_decoded}")
@@ -151,6 +165,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             say(f"round {i + 1}/{args.rounds}  {key:8} {seconds:7.3f} s")
 
     a, br, b = series["a"], series["b_runner"], series["b"]
+    r, bn = series["r"], series["b_nothing"]
     return {
         "machine": machine(),
         "log": {"path": path, "bytes": size, "inputs": n_decoded, "backtested": n,
@@ -170,6 +185,10 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "b_a_median": b.median / a.median,
             "runner_a_best": br.best / a.best,
             "files_s_best": b.best - br.best,
+            "r_a_best": r.best / a.best,
+            "runner_own_s_best": bn.best - r.best,
+            "strategy_s_best": br.best - bn.best,
+            "floor_a_best": (r.best + b.best - br.best) / a.best,
         },
         "targets": {
             "ratio_max": TARGET_RATIO,
@@ -199,11 +218,11 @@ def text_report(doc: dict[str, Any]) -> str:
         + ", ".join(f"{k} ({v['fills']} fills)" for k, v in doc["entries"].items())
         + f"; {doc['own_inputs']:,} strategy inputs",
         "",
-        f"{doc['rounds']} rounds, interleaved a, b', b; inputs/s over the inputs each read:",
+        f"{doc['rounds']} rounds, interleaved a, r, n, b', b; inputs/s over the inputs each read:",
         f"  {'':46} {'best s':>8} {'median s':>9} {'best in/s':>11} {'median in/s':>12}",
     ]
-    for key in ("a", "b_runner", "b"):
-        r, k = runs[key], n if key == "a" else nb
+    for key in ("a", "r", "b_nothing", "b_runner", "b"):
+        r, k = runs[key], n if key in ("a", "r") else nb
         lines.append(
             f"  {r['label']:46} {r['best_s']:8.3f} {r['median_s']:9.3f} "
             f"{k / r['best_s']:11,.0f} {k / r['median_s']:12,.0f}"
@@ -214,6 +233,12 @@ def text_report(doc: dict[str, Any]) -> str:
         f"  (b)/(a)   best {rt['b_a_best']:.2f}   median {rt['b_a_median']:.2f}",
         f"  (b')/(a)  best {rt['runner_a_best']:.2f}; the files and the report add "
         f"{rt['files_s_best']:.2f} s to the runner (best vs best)",
+        "",
+        "where (b) goes (best vs best): the engine "
+        f"{runs['r']['best_s']:.2f} s ({rt['r_a_best']:.2f}x (a)), the runner's bookkeeping "
+        f"{rt['runner_own_s_best']:.2f} s, momentum's own code {rt['strategy_s_best']:.2f} s, "
+        f"the files {rt['files_s_best']:.2f} s",
+        f"  floor: the engine plus the files alone are {rt['floor_a_best']:.2f}x (a)",
         "",
         f"target (reported, not asserted): (b)/(a) <= {TARGET_RATIO}: best "
         f"{yes(t['ratio_best'])}, median {yes(t['ratio_median'])}",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from arena_tui.commands import imports, logs, season
@@ -13,7 +11,7 @@ from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
 from arena_tui.commands.synth import synth_command
-from arena_tui.errors import KNOWN, fail
+from arena_tui.errors import run_cli
 
 app = typer.Typer(
     name="arena",
@@ -38,15 +36,7 @@ app.add_typer(logs.app, name="logs")
 
 
 def main() -> None:
-    try:
-        app()
-    except KNOWN as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        sys.stderr.write("arena: interrupted\n")
-        raise SystemExit(130) from None
-    except BrokenPipeError:
-        raise SystemExit(0) from None
+    run_cli(app, "arena")
 
 
 if __name__ == "__main__":

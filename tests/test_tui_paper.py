@@ -12,11 +12,9 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from arena_tui.feed import Backoff
@@ -36,16 +34,9 @@ from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar
 from tests.fakehl import FakeHL
 from tests.paperkit import arena_type, lines, running_season, write_taker
-from tests.tuikit import aio, settled
+from tests.tuikit import aio, settled, until
 
 WAIT_S = 20.0  # a bound, never reached when things work
-
-
-async def until(pilot: Pilot[None], pred: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.02)
 
 
 def run_screen(app: ArenaApp) -> RunScreen:

@@ -15,8 +15,7 @@ import re
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
@@ -25,7 +24,6 @@ from typing import Any
 
 import httpx
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent
 
 from arena_tui.feed import Backoff
@@ -53,7 +51,7 @@ from arena_tui.tui.widgets.hosted import (
 from arena_tui.tui.widgets.orders import OrdersTable
 from tests.clirun import ROOT
 from tests.hostkit import SYNTH, ManualFeed, order, season_file, wait_until
-from tests.tuikit import aio
+from tests.tuikit import aio, until
 
 WAIT_S = 20.0  # a bound, never reached when things work
 MARKETS = [
@@ -113,13 +111,6 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replayed]:
         yield h
     finally:
         host.stop()
-
-
-async def until(pilot: Pilot[None], pred: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.02)
 
 
 def spectator(app: ArenaApp) -> SpectatorScreen:

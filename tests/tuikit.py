@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec
+
+from textual.pilot import Pilot
 
 from arena_tui.tui.screens.run import RunScreen
 from tests import build, market
@@ -76,6 +79,14 @@ def write_strategy(path: Path, body: str = TRADER) -> Path:
 async def settled(screen: RunScreen) -> None:
     """Until the worker waits paused (or the run has ended), as the screen last heard."""
     await asyncio.wait_for(screen.settled.wait(), WAIT_S)
+
+
+async def until(pilot: Pilot[None], pred: Callable[[], bool], what: str) -> None:
+    """Until ``pred()`` holds, letting the app run between looks (bounded, never a sleep)."""
+    deadline = time.monotonic() + WAIT_S
+    while not pred():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.02)
 
 
 async def finished(screen: RunScreen) -> None:

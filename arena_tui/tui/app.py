@@ -55,6 +55,7 @@ class ArenaApp(App[None]):
         self,
         *,
         catalog: Catalog | None = None,
+        spec: RunSpec | None = None,
         source: BacktestSource | None = None,
         sources: Sources = BacktestSource.of_spec,
         speed: int | None = 60,
@@ -69,7 +70,11 @@ class ArenaApp(App[None]):
         spectators: Spectators = SpectatorSource.of_spec,
         key: str | None = None,
     ) -> None:
+        """The spectator screen for ``spectate``, the run screen for ``spec`` (made into a
+        source by ``sources``) or ``source``, at once; else the start screen."""
         super().__init__()
+        if spec is not None and source is None:
+            source = sources(spec)
         self.spectate = spectate
         self.spectators = spectators
         self.key = key  # an entry's key, for a host chosen on the start screen
@@ -135,44 +140,7 @@ class ArenaApp(App[None]):
         self.exit()
 
 
-def make_app(
-    *,
-    catalog: Catalog | None = None,
-    spec: RunSpec | None = None,
-    source: BacktestSource | None = None,
-    sources: Sources = BacktestSource.of_spec,
-    speed: int | None = 60,
-    paused: bool = False,
-    picked: tuple[int, ...] = (0,),
-    season: int = 0,
-    vs: bool = True,
-    playback: Playback | None = None,
-    live_sources: LiveSources = BacktestSource.of_paper,
-    quit_on_signals: bool = False,
-    spectate: SpectateSpec | None = None,
-    spectators: Spectators = SpectatorSource.of_spec,
-    key: str | None = None,
-) -> ArenaApp:
-    """The app: the spectator screen for ``spectate``, the run screen for ``spec`` (or
-    ``source``), at once; else the start screen."""
-    if spec is not None and source is None:
-        source = sources(spec)
-    return ArenaApp(
-        catalog=catalog,
-        source=source,
-        sources=sources,
-        speed=speed,
-        paused=paused,
-        picked=picked,
-        season=season,
-        vs=vs,
-        playback=playback,
-        live_sources=live_sources,
-        quit_on_signals=quit_on_signals,
-        spectate=spectate,
-        spectators=spectators,
-        key=key,
-    )
+make_app = ArenaApp  # the name the CLI and the tests build the app by
 
 
 def _run(app: ArenaApp) -> None:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.errors import KNOWN, fail
+from arena_tui.errors import fail, run_cli
 from arena_tui.options import SeasonOpt
 from arena_tui.tui.catalog import discover
 from arena_tui.tui.playback import parse_speed
@@ -192,10 +192,4 @@ def tui_command(
 
 
 def run() -> None:
-    try:
-        cli()
-    except KNOWN as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        sys.stderr.write("arena-tui: interrupted\n")
-        raise SystemExit(130) from None
+    run_cli(cli, "arena-tui")

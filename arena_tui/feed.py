@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +30,11 @@ from arena_tui.recorder import Recorder
 CHANNELS = ("l2Book", "trades", "activeAssetCtx")
 PING = '{"method":"ping"}'
 MAX_FRAME = 1 << 24  # a trades snapshot can be large; Hyperliquid's frames stay far below
+
+
+def wall_ms() -> int:
+    """The receive clock: wall time in ms (every live input is stamped with it)."""
+    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import queue
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,7 +38,7 @@ import msgspec
 
 from arena_tui.backtest import BacktestError
 from arena_tui.daylog import DayLog
-from arena_tui.feed import Backoff, FeedConfig, run_feed
+from arena_tui.feed import Backoff, FeedConfig, run_feed, wall_ms
 from arena_tui.logcheck import check_line
 from arena_tui.logfile import BadLine, decode_line
 from arena_tui.recorder import Event, Recorder
@@ -53,10 +52,6 @@ _ENC = msgspec.json.Encoder()
 # (receive t, the verbatim message or None, an arena input or None, its decoded line or None)
 Item = tuple[int, bytes | None, dict[str, Any] | None, Line | None]
 Out = list[tuple[bytes, Line]]
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class LiveFeedError(BacktestError):

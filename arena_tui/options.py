@@ -9,6 +9,14 @@ import typer
 
 from arena_tui.meta import INFO_URL, MetaError
 
+StrategyArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Strategy file (one Strategy subclass; see docs/strategies.md).",
+        metavar="STRATEGY",
+        dir_okay=False,
+    ),
+]
 SeasonOpt = Annotated[
     Path | None,
     typer.Option(

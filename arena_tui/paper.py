@@ -20,8 +20,8 @@ from websockets.uri import parse_uri
 
 from arena_tui.backtest import Backtest, BacktestError
 from arena_tui.commands.backtest import entrants_for
-from arena_tui.feed import Backoff, FeedConfig
-from arena_tui.live import LiveFeed, wall_ms
+from arena_tui.feed import Backoff, FeedConfig, wall_ms
+from arena_tui.live import LiveFeed
 from arena_tui.loader import entry_name
 from arena_tui.meta import INFO_URL, WS_URL, MetaError, get_markets, select
 from arena_tui.paths import data_dir

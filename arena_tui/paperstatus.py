@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from arena_tui.backtest import Backtest
-from arena_tui.live import LiveFeed, wall_ms
+from arena_tui.feed import wall_ms
+from arena_tui.live import LiveFeed
 from arena_tui.recorder import Event
 from arena_tui.recstatus import feed_event, seconds
 from arena_tui.recstatus import utc as utc_ms

@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 
 from arena_tui.commands.replay import write_scores
-from arena_tui.host.feeds import Push, wall_ms
+from arena_tui.feed import wall_ms
+from arena_tui.host.feeds import Push
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host

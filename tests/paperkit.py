@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from pathlib import Path
 from typing import Any
 
+from arena_tui.feed import wall_ms
 from engine.season import MINUTE_MS
 
 MARKETS = [{"coin": "BTC", "asset": 0, "szDecimals": 5}]
@@ -50,10 +50,6 @@ class Taker(Strategy):
             pos = ctx.account.position("BTC")
             ctx.sell("BTC", px=book.best_bid_e8 / E8 - 50, sz=pos / E8, tif="ioc", reduce_only=True)
 """
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def running_season(

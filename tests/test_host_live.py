@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from arena_tui.feed import Backoff, FeedConfig
-from arena_tui.host.feeds import LiveHostFeed, wall_ms
+from arena_tui.feed import Backoff, FeedConfig, wall_ms
+from arena_tui.host.feeds import LiveHostFeed
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host

@@ -18,7 +18,7 @@ from typing import Any
 
 from arena_tui.dayfiles import recording_files
 from arena_tui.daylog import DayLog
-from arena_tui.feed import Backoff, FeedConfig, run_feed
+from arena_tui.feed import Backoff, FeedConfig, run_feed, wall_ms
 from arena_tui.logfile import LogReader
 from arena_tui.recorder import Recorder
 from tests.fakehl import FakeHL, Sent
@@ -29,10 +29,6 @@ BTC = [
 ]
 HEADER = {"recording": "hyperliquid", "markets": BTC}
 TIMEOUT_S = 10.0
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 async def until(pred: Callable[[], bool], what: str) -> None:

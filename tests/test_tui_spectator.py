@@ -26,8 +26,7 @@ import httpx
 import pytest
 from textual.widgets import Input, TabbedContent
 
-from arena_tui.feed import Backoff
-from arena_tui.host.feeds import wall_ms
+from arena_tui.feed import Backoff, wall_ms
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host

@@ -9,7 +9,7 @@ import typer
 
 from arena_tui.backtest import Backtest, BacktestResult, Entrant
 from arena_tui.loader import BASELINES, baseline_path, entry_name, load_strategy
-from arena_tui.options import JsonOpt, LatencyOpt, SeasonOpt, SeedOpt, VsOpt
+from arena_tui.options import JsonOpt, LatencyOpt, SeasonOpt, SeedOpt, StrategyArg, VsOpt
 from arena_tui.paths import data_dir
 from arena_tui.replay import Progress, dumps
 from arena_tui.report import write_report
@@ -49,14 +49,7 @@ def default_out(strategy: Path) -> Path:
 
 
 def backtest_command(
-    strategy: Annotated[
-        Path,
-        typer.Argument(
-            help="Strategy file (one Strategy subclass; see docs/strategies.md).",
-            metavar="STRATEGY",
-            dir_okay=False,
-        ),
-    ],
+    strategy: StrategyArg,
     logs: Annotated[
         list[Path],
         typer.Argument(

@@ -20,7 +20,16 @@ from arena_tui.backtest import Backtest, BacktestResult, NotStarted
 from arena_tui.feed import Backoff
 from arena_tui.live import LiveFeed
 from arena_tui.meta import WS_URL, parse_coins
-from arena_tui.options import InfoUrlOpt, JsonOpt, LatencyOpt, MetaOpt, SeedOpt, VsOpt, meta_source
+from arena_tui.options import (
+    InfoUrlOpt,
+    JsonOpt,
+    LatencyOpt,
+    MetaOpt,
+    SeedOpt,
+    StrategyArg,
+    VsOpt,
+    meta_source,
+)
 from arena_tui.paper import PaperSpec, prepare_paper, utc
 from arena_tui.paperstatus import PaperStatus
 from arena_tui.replay import dumps
@@ -52,14 +61,7 @@ def stop_on_signals(feed: LiveFeed) -> Callable[[], None]:
 
 
 def paper_command(
-    strategy: Annotated[
-        Path,
-        typer.Argument(
-            help="Strategy file (one Strategy subclass; see docs/strategies.md).",
-            metavar="STRATEGY",
-            dir_okay=False,
-        ),
-    ],
+    strategy: StrategyArg,
     coins: Annotated[
         str | None,
         typer.Option(

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,17 +21,13 @@ from websockets.uri import parse_uri
 
 from arena_tui.dayfiles import current_name
 from arena_tui.daylog import DayLog
-from arena_tui.feed import Backoff, FeedConfig, run_feed
+from arena_tui.feed import Backoff, FeedConfig, run_feed, wall_ms
 from arena_tui.meta import INFO_URL, WS_URL, MetaError, fetch_meta, parse_coins, select
 from arena_tui.paths import DATA_DIR_ENV, recordings_dir
 from arena_tui.recorder import Recorder
 from arena_tui.recstatus import Reporter
 
 TICK_S = 1.0
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _ms(name: str, help_: str) -> Any:

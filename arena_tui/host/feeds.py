@@ -16,7 +16,6 @@ to the session in batches (``Session.push_feed``), and must not care which sourc
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -167,7 +166,3 @@ class LiveHostFeed:
         if self._thread is not None:
             self._thread.join(6)
         self.feed.close()
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000

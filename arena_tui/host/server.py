@@ -24,11 +24,11 @@ from typing import Any
 import msgspec
 import uvicorn
 
-from arena_tui.feed import Backoff, FeedConfig
+from arena_tui.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.host import control
 from arena_tui.host.app import Api
 from arena_tui.host.errors import HostError
-from arena_tui.host.feeds import LiveHostFeed, MarketFeed, ReplayFeed, wall_ms
+from arena_tui.host.feeds import LiveHostFeed, MarketFeed, ReplayFeed
 from arena_tui.host.lock import LogLock
 from arena_tui.host.plan import HostOptions, Plan, plan
 from arena_tui.host.ratelimit import MovingWindow, monotonic_ms

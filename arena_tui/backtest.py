@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import heapq
 import itertools
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from arena_tui.human import utc_minute
 from arena_tui.loader import StrategyError, failure
 from arena_tui.logfile import LogReader
 from arena_tui.market import Book, MarketView, Trade
@@ -245,7 +245,7 @@ class Backtest:
         must not wait in it: the feed does not wait). The source is closed however the
         pass ends; NotStarted if it stopped before the season started.
         """
-        starts = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.season.start // 1000))
+        starts = utc_minute(self.season.start)
         early = f"stopped before any input of season {self.season.id} ({starts} on): nothing traded"
         try:
             return self._pass(source, progress, pace, every=0, late=True, early=early)

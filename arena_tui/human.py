@@ -24,6 +24,11 @@ def utc_ms(ms: int | None) -> str:
     return d.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}"
 
 
+def utc_minute(ms: int) -> str:
+    """``2026-12-07 00:00 UTC`` (a season's window, a run's start)."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ms // 1000))
+
+
 def duration(ms: int | None) -> str:
     """``850 ms``, ``12.3 s``, ``4 min 05 s``, ``3 h 02 min``, ``2 d 04 h``."""
     if ms is None:

@@ -9,7 +9,6 @@ a status line redrawn about once a second with events printed above it; a log fi
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import shutil
 import sys
@@ -17,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from arena_tui.human import utc_ms
 from arena_tui.recorder import Event
 
 ORDER = ("l2Book", "trades", "activeAssetCtx")
@@ -24,8 +24,7 @@ QUIET_AFTER = 5  # bad frames described one by one; after that only counted
 
 
 def utc(ms: int) -> str:
-    d = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
-    return d.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+    return f"{utc_ms(ms)} UTC"
 
 
 def size(n: int) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from arena_tui.human import utc_minute
 from arena_tui.options import JsonOpt, SeasonOpt
 from arena_tui.replay import Progress, ReplayResult, check_only, dumps, replay
 from arena_tui.seasonfile import EmptyWindow, resolve_season
@@ -24,7 +24,7 @@ def pct(ratio_e8: int) -> str:
 def utc(ms: int | None) -> str:
     if ms is None:
         return "no mark reached"
-    return dt.datetime.fromtimestamp(ms // 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return utc_minute(ms)
 
 
 def print_table(result: ReplayResult) -> None:

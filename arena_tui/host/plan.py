@@ -24,6 +24,7 @@ import msgspec
 from arena_tui.backtest import write_season
 from arena_tui.host.errors import HostError
 from arena_tui.host.restamp import Restamp, speed_text
+from arena_tui.human import utc_minute
 from arena_tui.logfile import iter_raw_lines, read_header
 from arena_tui.meta import WS_URL, fetch_meta
 from arena_tui.seasonfile import input_bounds, load_season, log_markets, resolve_season
@@ -61,10 +62,6 @@ def raw_header(log: Path) -> dict[str, Any]:
         doc = json.loads(raw)
         return doc if isinstance(doc, dict) else {}
     return {}
-
-
-def _utc(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def plan(opts: HostOptions, now: int) -> Plan:
@@ -126,7 +123,7 @@ def _fresh(opts: HostOptions, now: int) -> Plan:
             "season made to cover it)"
         )
     if season.end <= now:
-        raise HostError(f"season {season.id} ended at {_utc(season.end)}: nothing to host")
+        raise HostError(f"season {season.id} ended at {utc_minute(season.end)}: nothing to host")
     _season_beside(season, opts.log)
     header: dict[str, Any] = {
         "season": season.id,
@@ -149,7 +146,7 @@ def _fresh(opts: HostOptions, now: int) -> Plan:
 
 
 def _window(season: Season) -> str:
-    return f"{_utc(season.start)} -> {_utc(season.end)}"
+    return f"{utc_minute(season.start)} -> {utc_minute(season.end)}"
 
 
 def replay_season(paths: list[str], now: int, end_wall: int) -> Season:

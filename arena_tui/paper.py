@@ -19,12 +19,10 @@ from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
 from arena_tui.backtest import Backtest, BacktestError
-from arena_tui.commands.backtest import entrants_for
+from arena_tui.commands.backtest import entrants_for, run_dir
 from arena_tui.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.live import LiveFeed
-from arena_tui.loader import entry_name
 from arena_tui.meta import INFO_URL, WS_URL, MetaError, get_markets, select
-from arena_tui.paths import data_dir
 from arena_tui.report_data import exit_value
 from arena_tui.seasonfile import SeasonError, load_season
 from engine import Market, Season
@@ -89,11 +87,6 @@ def paper_season(spec: PaperSpec, now_ms: int) -> tuple[Season, tuple[str, ...]]
     return season, spec.coins or tuple(names)
 
 
-def default_out(strategy: Path) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    return data_dir() / "runs" / f"{entry_name(strategy)}-paper-{stamp}"
-
-
 def prepare_paper(
     spec: PaperSpec,
     *,
@@ -111,15 +104,11 @@ def prepare_paper(
         raise MetaError(f"--ws-url: not a ws:// or wss:// URL: {spec.ws_url}") from None
     season, coins = paper_season(spec, clock())
     entrants = entrants_for(spec.strategy, spec.vs)
-    out = spec.out or default_out(spec.strategy)
-    if out.exists() and not out.is_dir():
-        raise SeasonError(f"--out {out} is a file, not a directory")
-    run_log = out / "run.jsonl"
+    run_log = run_dir(spec.out, spec.strategy, "paper") / "run.jsonl"
     if run_log.exists():
         raise BacktestError(
             f"{run_log} already holds a run (a live run cannot be run again): choose another --out"
         )
-    out.mkdir(parents=True, exist_ok=True)
     bt = Backtest(
         season,
         entrants,

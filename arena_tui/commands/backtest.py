@@ -41,11 +41,47 @@ def entrants_for(strategy: Path, vs: str | None) -> list[Entrant]:
     return entrants
 
 
-def default_out(strategy: Path) -> Path:
+def default_out(strategy: Path, kind: str = "") -> Path:
+    """``<data dir>/runs/<entry>-[<kind>-]<UTC stamp>``."""
     import datetime as dt
 
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    return data_dir() / "runs" / f"{entry_name(strategy)}-{stamp}"
+    return data_dir() / "runs" / f"{entry_name(strategy)}-{kind + '-' if kind else ''}{stamp}"
+
+
+def run_dir(out: Path | None, strategy: Path, kind: str = "") -> Path:
+    """``--out``, or a new directory in the data dir for ``strategy``'s run; made."""
+    out_dir = out or default_out(strategy, kind)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SeasonError(f"--out {out_dir} is a file, not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return out_dir
+
+
+def build_backtest(
+    strategy: Path,
+    paths: list[str],
+    *,
+    season: Path | None,
+    vs: str | None,
+    out: Path | None,
+    latency_ms: int,
+    seed: int,
+) -> tuple[Backtest, Path]:
+    """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory."""
+    chosen = resolve_season(paths, season)
+    entrants = entrants_for(strategy, vs)
+    out_dir = run_dir(out, strategy)
+    bt = Backtest(
+        chosen,
+        entrants,
+        run_log=out_dir / "run.jsonl",
+        sources=paths,
+        latency_ms=latency_ms,
+        seed=seed,
+        exit_value=exit_value,
+    )
+    return bt, out_dir
 
 
 def backtest_command(
@@ -99,23 +135,11 @@ def backtest_command(
     """
     paths = [str(p) for p in logs]
     parse_epoch(epoch)  # a bad --epoch fails now, not after the run
-    chosen = resolve_season(paths, season)
-    entrants = entrants_for(strategy, vs)
-    out_dir = out or default_out(strategy)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SeasonError(f"--out {out_dir} is a file, not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    run_log = out_dir / "run.jsonl"
-    typer.echo(f"arena: backtest of {len(entrants)} entries, writing {out_dir}", err=True)
-    bt = Backtest(
-        chosen,
-        entrants,
-        run_log=run_log,
-        sources=paths,
-        latency_ms=latency_ms,
-        seed=seed,
-        exit_value=exit_value,
+    bt, out_dir = build_backtest(
+        strategy, paths, season=season, vs=vs, out=out, latency_ms=latency_ms, seed=seed
     )
+    typer.echo(f"arena: backtest of {len(bt.entrants)} entries, writing {out_dir}", err=True)
+    chosen = bt.season
     if tui:
         from arena_tui.tui.app import watch_backtest  # Textual only when asked for
 

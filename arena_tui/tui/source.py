@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from arena_tui.backtest import Backtest, BacktestResult
-from arena_tui.commands.backtest import default_out, entrants_for
+from arena_tui.commands.backtest import build_backtest
 from arena_tui.errors import KNOWN
-from arena_tui.report_data import exit_value
-from arena_tui.seasonfile import SeasonError, resolve_season
+from arena_tui.seasonfile import SeasonError
 from arena_tui.tui.capture import take
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
 from arena_tui.tui.playback import Playback
@@ -66,20 +65,14 @@ def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
     paths = [str(p) for p in spec.logs]
     if not paths:
         raise SeasonError("choose at least one recording")
-    season = resolve_season(paths, spec.season)
-    entrants = entrants_for(spec.strategy, spec.vs)
-    out = spec.out or default_out(spec.strategy)
-    if out.exists() and not out.is_dir():
-        raise SeasonError(f"--out {out} is a file, not a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    bt = Backtest(
-        season,
-        entrants,
-        run_log=out / "run.jsonl",
-        sources=paths,
+    bt, _ = build_backtest(
+        spec.strategy,
+        paths,
+        season=spec.season,
+        vs=spec.vs,
+        out=spec.out,
         latency_ms=spec.latency_ms,
         seed=spec.seed,
-        exit_value=exit_value,
     )
     return bt, paths
 

@@ -33,6 +33,7 @@ from arena_tui.market import Book, MarketView, Trade
 from arena_tui.replay import ReplayResult, fill_line, ranking_rows
 from arena_tui.report_data import EntryStats
 from arena_tui.runlog import DurableRunLog, RunLog
+from arena_tui.seasonfile import log_header, season_doc
 from arena_tui.strategy import AssetContext, Context, Strategy
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
@@ -105,14 +106,7 @@ class BacktestResult:
 def write_season(season: Season, directory: Path) -> Path:
     """The season beside the run log, where ``arena replay`` of the log looks first."""
     path = directory / f"{season.id}.json"
-    doc = {
-        "id": season.id,
-        "start": season.start,
-        "end": season.end,
-        "markets": msgspec.to_builtins(list(season.markets)),
-        "rules": msgspec.to_builtins(season.rules),
-    }
-    path.write_bytes(_ENC.encode(doc) + b"\n")
+    path.write_bytes(_ENC.encode(season_doc(season)) + b"\n")
     return path
 
 
@@ -163,16 +157,8 @@ class Backtest:
             e.ctx = Context(e.name, self.engine, self._sender(e.name), seed, latency_ms)
             e.ctx.markets = self.markets
             e.ctx.account._markets = self.markets
-        header = {
-            "season": season.id,
-            "rules_sha256": season.rules_sha256,
-            "markets": msgspec.to_builtins(list(season.markets)),
-            "start": season.start,
-            "end": season.end,
-            "generator": generator,
-            "sources": [Path(s).name for s in sources],
-            "entries": names,
-        }
+        header = log_header(season, generator)
+        header.update(sources=[Path(s).name for s in sources], entries=names)
         if feed is not None:
             header["feed"] = feed
         self.log = RunLog(run_log, header) if feed is None else DurableRunLog(run_log, header)

@@ -86,6 +86,29 @@ def parse_season(doc: dict[str, Any], source: str = "season") -> Season:
     return season
 
 
+def season_doc(season: Season) -> dict[str, Any]:
+    """The season as a JSON season file holds it: what ``parse_season`` reads back."""
+    return {
+        "id": season.id,
+        "start": season.start,
+        "end": season.end,
+        "markets": msgspec.to_builtins(list(season.markets)),
+        "rules": msgspec.to_builtins(season.rules),
+    }
+
+
+def log_header(season: Season, generator: str) -> dict[str, Any]:
+    """A run log's header fields for ``season`` (its window is checked on replay)."""
+    return {
+        "season": season.id,
+        "rules_sha256": season.rules_sha256,
+        "markets": msgspec.to_builtins(list(season.markets)),
+        "start": season.start,
+        "end": season.end,
+        "generator": generator,
+    }
+
+
 def load_season(path: str | Path) -> Season:
     p = Path(path)
     try:

@@ -12,7 +12,7 @@ from arena_tui.commands.replay import utc
 from arena_tui.meta import get_markets
 from arena_tui.options import InfoUrlOpt, JsonOpt, MetaOpt, meta_source
 from arena_tui.replay import dumps
-from arena_tui.seasonfile import SeasonError, load_season
+from arena_tui.seasonfile import SeasonError, load_season, season_doc
 from arena_tui.seasonnew import check_args, new_season, parse_time, write_season
 
 app = typer.Typer(help="Season files: a season's window, markets and rules.", no_args_is_help=True)
@@ -30,14 +30,7 @@ def show(
     """
     s = load_season(file)
     if as_json:
-        doc = {
-            "id": s.id,
-            "start": s.start,
-            "end": s.end,
-            "markets": msgspec.to_builtins(list(s.markets)),
-            "rules": msgspec.to_builtins(s.rules),
-            "rules_sha256": s.rules_sha256,
-        }
+        doc = {**season_doc(s), "rules_sha256": s.rules_sha256}
         typer.echo(dumps(doc))
         return
     minutes = (s.end - s.start) // 60_000

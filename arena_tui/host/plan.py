@@ -19,15 +19,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from arena_tui.backtest import write_season
 from arena_tui.host.errors import HostError
 from arena_tui.host.restamp import Restamp, speed_text
 from arena_tui.human import utc_minute
 from arena_tui.logfile import iter_raw_lines, read_header
 from arena_tui.meta import WS_URL, fetch_meta
-from arena_tui.seasonfile import input_bounds, load_season, log_markets, resolve_season
+from arena_tui.seasonfile import (
+    input_bounds,
+    load_season,
+    log_header,
+    log_markets,
+    resolve_season,
+)
 from engine import Season
 from engine.season import MINUTE_MS, SEASON0_RULES, check_season
 
@@ -125,14 +129,7 @@ def _fresh(opts: HostOptions, now: int) -> Plan:
     if season.end <= now:
         raise HostError(f"season {season.id} ended at {utc_minute(season.end)}: nothing to host")
     _season_beside(season, opts.log)
-    header: dict[str, Any] = {
-        "season": season.id,
-        "rules_sha256": season.rules_sha256,
-        "markets": msgspec.to_builtins(list(season.markets)),
-        "start": season.start,
-        "end": season.end,
-        "generator": GENERATOR,
-    }
+    header = log_header(season, GENERATOR)
     if stamp is not None:
         header["replay"] = {
             "sources": [p.name for p in opts.replay],

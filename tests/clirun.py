@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +24,32 @@ def arena(
         env=env,
         timeout=timeout,
     )
+
+
+@contextmanager
+def arena_running(
+    tmp: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``arena ARGS`` in the background, its stdout and stderr appended to tmp/out.txt and
+    tmp/err.txt; killed if it is still running when the block ends."""
+    with (tmp / "out.txt").open("ab") as out, (tmp / "err.txt").open("ab") as err:
+        cmd = [sys.executable, "-m", "arena_tui.cli", *args]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, env=env)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def until(pred: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    """Poll ``pred`` until it holds; fail after ``timeout`` seconds (never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
 
 
 def one_error_line(done: subprocess.CompletedProcess[str]) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,29 +19,16 @@ import pytest
 
 from engine import Market, Season
 from engine.season import MINUTE_MS
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_running, one_error_line, until
 from tests.fakehl import FakeHL
 from tests.paperkit import arena_type, check_ticks, lines, running_season, write_taker
-from tests.test_record_cli import until
 
 
 @contextmanager
-def paper(srv: FakeHL, tmp: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+def paper(srv: FakeHL, tmp: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
     cmd = ["paper", "--ws-url", srv.ws_url, "--info-url", srv.info_url, "--retry-base-ms", "2"]
-    with (tmp / "out.txt").open("w") as out, (tmp / "err.txt").open("w") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "arena_tui.cli", *cmd, *args],
-            cwd=ROOT,
-            stdout=out,
-            stderr=err,
-            text=True,
-        )
-    try:
+    with arena_running(tmp, *cmd, *args) as proc:
         yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
 
 
 def rows_when(run_log: Path, pred: Callable[[list[dict[str, Any]]], bool]) -> Callable[[], bool]:

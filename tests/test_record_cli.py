@@ -11,9 +11,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 from arena_tui.dayfiles import recording_files
 from arena_tui.logfile import LogReader
-from tests.clirun import arena
+from tests.clirun import arena, arena_running, until
 from tests.fakehl import FakeHL
 from tests.test_record_feed import check_against_wire, hl_raw, recorded
 
@@ -35,24 +34,8 @@ def recording(
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``arena record`` running against ``srv``; stdout/stderr go to tmp/out.txt, err.txt."""
     cmd = ["record", "--ws-url", srv.ws_url, "--info-url", srv.info_url, *FAST, *args]
-    with (tmp / "out.txt").open("ab") as out, (tmp / "err.txt").open("ab") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "arena_tui.cli", *cmd], cwd=ROOT, stdout=out, stderr=err, env=env
-        )
-    try:
+    with arena_running(tmp, *cmd, env=env) as proc:
         yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-
-
-def until(pred: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def market_lines(out: Path) -> int:

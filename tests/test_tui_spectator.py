@@ -26,11 +26,11 @@ import httpx
 import pytest
 from textual.widgets import Input, TabbedContent
 
-from arena_tui.feed import Backoff, wall_ms
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host
-from arena_tui.report import pct, usd
+from arena_tui.record.feed import Backoff, wall_ms
+from arena_tui.report.render import pct, usd
 from arena_tui.tui.app import ArenaApp, make_app
 from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.fmt import clock, stamp
@@ -297,6 +297,11 @@ async def test_the_start_screens_spectator_choice_opens_it_and_esc_comes_back(
         await pilot.press("q")
 
 
+def tries(text: str) -> int:
+    found = re.search(r"\(try (\d+)\)", text)
+    return int(found.group(1)) if found else 0
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -317,7 +322,8 @@ async def test_a_host_that_is_down_is_unreachable_then_connects_when_it_comes_up
         link = screen.query_one(LinkBar)
         await until(pilot, lambda: "host unreachable" in link.text, "unreachable")
         assert "(connection refused)  retrying in " in link.text
-        await until(pilot, lambda: "(try 3)" in link.text, "more tries, spaced")
+        # at least a third try (a busy machine may show try 4 before the test looks)
+        await until(pilot, lambda: tries(link.text) >= 3, "more tries, spaced")
 
         season = season_file(tmp_path / "season.json", mark_interval_ms=1000)
         opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=port)
@@ -351,7 +357,7 @@ def test_host_urls_as_typed() -> None:
 
 def arena_tui(*args: str) -> subprocess.CompletedProcess[str]:
     """The ``arena-tui`` console script as a user runs it (its entry point, a subprocess)."""
-    cmd = [sys.executable, "-c", "from arena_tui.tui.app import main; main()", *args]
+    cmd = [sys.executable, "-c", "from arena_tui.tui.cli import main; main()", *args]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
 
 

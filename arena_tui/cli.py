@@ -1,6 +1,13 @@
-"""The ``arena`` command line: typer app, one module per command under ``commands/``."""
+"""The ``arena`` command line: typer app, one module per command under ``commands/``.
+
+The composition root: the one module that sees both ``commands/`` and ``tui/``, so it hands
+the commands the screens ``--tui`` opens (:mod:`arena_tui.commands.screens`).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -10,15 +17,36 @@ from arena_tui.commands.host import host_command, register_command
 from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
+from arena_tui.commands.screens import Screens
 from arena_tui.commands.synth import synth_command
-from arena_tui.errors import run_cli
+from arena_tui.util.errors import run_cli
+
+if TYPE_CHECKING:
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.live import LiveFeed
+    from arena_tui.run.parts import BacktestResult
+
+
+def watch_backtest(bt: Backtest, paths: Sequence[str], title: str) -> BacktestResult | None:
+    from arena_tui.tui.app import watch_backtest  # Textual only when a screen is asked for
+
+    return watch_backtest(bt, paths, title=title)
+
+
+def watch_paper(bt: Backtest, feed: LiveFeed, title: str) -> BacktestResult | None:
+    from arena_tui.tui.app import watch_paper
+
+    return watch_paper(bt, feed, title=title)
+
+
+SCREENS = Screens(backtest=watch_backtest, paper=watch_paper)
 
 app = typer.Typer(
     name="arena",
     help="Local simulator, backtester and season engine for Circle Arena Season 0 "
     "(paper trading on Hyperliquid perps).",
     rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": ["-h", "--help"], "obj": SCREENS},
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

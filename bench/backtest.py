@@ -15,7 +15,7 @@ subprocess: the real command), then times, three rounds interleaved (a, b', b, a
   (n)  the runner with a strategy that does nothing (no hook): the runner's own work;
   (b') the runner alone: ``Backtest(...).run`` with momentum, no run log written;
   (b)  ``arena backtest strategies/momentum.py LOG --out DIR`` in this process, through
-       the function the CLI calls (``backtest_command``): the runner, the run log, the
+       the typer app the console script runs (``arena_tui.cli.app``): the runner, the run log, the
        report, report.json, the CSVs and chart.svg, as a user waits for them.
 
 Nothing is asserted: the target (b)/(a) <= 1.5 is reported as met or not. The extra rows
@@ -42,12 +42,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/backtest.py``: make ``bench`` importable
     sys.path.insert(0, str(ROOT))
 
-from arena_tui.backtest import Backtest, BacktestResult  # noqa: E402
-from arena_tui.commands.backtest import backtest_command, entrants_for  # noqa: E402
-from arena_tui.logfile import iter_raw_lines  # noqa: E402
-from arena_tui.replay import replay  # noqa: E402
-from arena_tui.report_data import exit_value  # noqa: E402
-from arena_tui.seasonfile import resolve_season  # noqa: E402
+from arena_tui.cli import app  # noqa: E402
+from arena_tui.logs.logfile import iter_raw_lines  # noqa: E402
+from arena_tui.run.backtest import Backtest  # noqa: E402
+from arena_tui.run.build import entrants_for  # noqa: E402
+from arena_tui.run.parts import BacktestResult  # noqa: E402
+from arena_tui.run.replay import replay  # noqa: E402
+from arena_tui.run.stats import exit_value  # noqa: E402
+from arena_tui.season.file import resolve_season  # noqa: E402
 from bench.replay import Series, decode_generic, machine, mb, say, timed, yes  # noqa: E402
 from engine import Season  # noqa: E402
 
@@ -79,18 +81,11 @@ def full_command(path: str, season_file: str | None, vs: str | None, out: Path) 
     """(b): ``arena backtest`` in-process; its stdout (the JSON report) is returned."""
     shutil.rmtree(out, ignore_errors=True)
     stdout, stderr = io.StringIO(), io.StringIO()
+    args = ["backtest", str(STRATEGY), path, "--out", str(out), "--json"]
+    args += [] if season_file is None else ["--season", season_file]
+    args += [] if vs is None else ["--vs", vs]
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        backtest_command(
-            strategy=STRATEGY,
-            logs=[Path(path)],
-            season=None if season_file is None else Path(season_file),
-            vs=vs,
-            epoch="1d",
-            out=out,
-            latency_ms=0,
-            seed=0,
-            as_json=True,
-        )
+        app(args, standalone_mode=False)
     return stdout.getvalue()
 
 

@@ -1,6 +1,6 @@
 """A deterministic, Hyperliquid-shaped version-1 season log for the replay benchmark.
 
-The market data is ``arena synth``'s (``arena_tui.synth.Synth``: BTC, ETH, SOL and HYPE;
+The market data is ``arena synth``'s (``arena_tui.synth.generate.Synth``: BTC, ETH, SOL and HYPE;
 ``l2Book`` snapshots about every 5 s per coin with 20 levels a side on the perp tick grid,
 ``trades`` messages of 1-5 prints, ``activeAssetCtx`` every 1-3 s), at a busier trading rate
 than the shipped sample (``ACTIVITY``). This module adds what a season log has besides: a
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from arena_tui.synth import Synth
-from arena_tui.synthcoins import BUILTIN
-from arena_tui.synthfeed import BOOK, CTX, TRADES, CoinFeed
+from arena_tui.synth.coins import BUILTIN
+from arena_tui.synth.feed import BOOK, CTX, TRADES, CoinFeed
+from arena_tui.synth.generate import Synth
 
 SEASON_ID = "bench-replay"
 START_MS = 1_796_601_600_000  # 2026-12-07T00:00:00Z, Season 0's start
@@ -333,7 +333,7 @@ def write_log(directory: Path, n_inputs: int, seed: int) -> tuple[Path, Path, Ge
     Season 0's, and their hash (from the season file, as the replay computes it) is in the
     log's header.
     """
-    from arena_tui.seasonfile import load_season
+    from arena_tui.season.file import load_season
 
     log = directory / f"{SEASON_ID}.jsonl"
     season = directory / f"{SEASON_ID}.toml"

@@ -12,7 +12,7 @@ It measures, three rounds interleaved (a, a', b, a, a', b, ...):
   (a)  every line read in binary and ``msgspec.json.decode``-d into Python objects;
   (a') the same with the reader's typed decoder ``msgspec.json.Decoder(engine.inputs.Line)``,
        which only skims a book (its levels stay ``msgspec.Raw``);
-  (b)  the full replay, ``arena_tui.replay.replay([log], season)``, in this process;
+  (b)  the full replay, ``arena_tui.run.replay.replay([log], season)``, in this process;
 
 then ``arena replay LOG --season FILE --json`` once as a subprocess (the CLI's overhead), and
 the peak RSS of a replay in a fresh subprocess for N and N/4 inputs. Nothing is asserted:
@@ -46,9 +46,10 @@ if str(ROOT) not in sys.path:  # run as ``python bench/replay.py``: make ``bench
 
 import msgspec  # noqa: E402
 
-from arena_tui.logfile import iter_raw_lines, open_binary  # noqa: E402
-from arena_tui.replay import ReplayResult, dumps, replay  # noqa: E402
-from arena_tui.seasonfile import load_season, resolve_season  # noqa: E402
+from arena_tui.logs.logfile import iter_raw_lines, open_binary  # noqa: E402
+from arena_tui.run.replay import ReplayResult, replay  # noqa: E402
+from arena_tui.season.file import load_season, resolve_season  # noqa: E402
+from arena_tui.util.jsonout import dumps  # noqa: E402
 from bench import genlog  # noqa: E402
 from engine import Season  # noqa: E402
 from engine import events as ev  # noqa: E402
@@ -64,8 +65,8 @@ DEFAULT_SEED = 20261207
 # afresh, so the replay runs in a fork of a freshly started interpreter, after its imports.
 RSS_CHILD = """
 import json, os, resource, sys, time
-from arena_tui.replay import replay
-from arena_tui.seasonfile import load_season
+from arena_tui.run.replay import replay
+from arena_tui.season.file import load_season
 
 def maxrss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (
@@ -479,7 +480,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     series = {
         "a": Series("(a)  msgspec.json.decode, every line (generic)"),
         "a_typed": Series("(a') Decoder(engine.inputs.Line), skim (Raw levels)"),
-        "b": Series("(b)  arena_tui.replay.replay, in-process"),
+        "b": Series("(b)  arena_tui.run.replay.replay, in-process"),
     }
     runs: list[tuple[str, Callable[[], object]]] = [
         ("a", lambda: decode_generic(path)),

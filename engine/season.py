@@ -3,7 +3,7 @@
 Why this module exists: every number that could change between seasons is a field of
 :class:`Rules`, read from one place, so a season's rules can be hashed
 (:func:`rules_sha256`) and a log started under other rules refused. Loading season files
-from disk is the shell's job (``arena_tui.seasonfile``); this module only holds and checks
+from disk is the shell's job (``arena_tui.season.file``); this module only holds and checks
 the values.
 
 May not touch: files, clocks, floats.

@@ -22,15 +22,15 @@ from typing import Any
 import httpx
 
 from arena_tui.commands.replay import write_scores
-from arena_tui.feed import wall_ms
 from arena_tui.host.feeds import Push
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host
 from arena_tui.host.store import db_path
-from arena_tui.logcheck import check_line
-from arena_tui.replay import replay
-from arena_tui.seasonfile import load_season
+from arena_tui.logs.logcheck import check_line
+from arena_tui.record.feed import wall_ms
+from arena_tui.run.replay import replay
+from arena_tui.season.file import load_season
 from engine.season import MINUTE_MS
 from tests import build
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arena_tui.feed import wall_ms
+from arena_tui.record.feed import wall_ms
 from engine.season import MINUTE_MS
 
 MARKETS = [{"coin": "BTC", "asset": 0, "szDecimals": 5}]

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from arena_tui.backtest import Backtest, BacktestError, Entrant
-from arena_tui.loader import StrategyError, entry_name, load_strategy
-from arena_tui.replay import dumps, replay
-from arena_tui.seasonfile import resolve_season
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.loader import StrategyError, entry_name, load_strategy
+from arena_tui.run.parts import BacktestError, Entrant
+from arena_tui.run.replay import replay
+from arena_tui.season.file import resolve_season
+from arena_tui.util.jsonout import dumps
 from engine import Season
 from engine.events import Reason
 from tests import build

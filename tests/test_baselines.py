@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.backtest import Backtest, BacktestResult, Entrant
-from arena_tui.loader import BASELINES, baseline_path, entry_name, load_strategy
-from arena_tui.replay import dumps
-from arena_tui.seasonfile import resolve_season
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.loader import BASELINES, baseline_path, entry_name, load_strategy
+from arena_tui.run.parts import BacktestResult, Entrant
+from arena_tui.season.file import resolve_season
+from arena_tui.util.jsonout import dumps
 from engine import events as ev
 from tests.clirun import ROOT, arena
 

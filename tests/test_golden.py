@@ -53,7 +53,7 @@ def test_replay_matches_golden_bytes(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_log_sha256_is_the_uncompressed_bytes(name: str) -> None:
-    from arena_tui.logfile import open_binary
+    from arena_tui.logs.logfile import open_binary
 
     logs, _ = CASES[name]
     h = hashlib.sha256()

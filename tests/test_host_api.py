@@ -452,7 +452,7 @@ def test_a_second_server_on_the_same_log_refuses_to_start(tmp_path: Path) -> Non
 def test_a_log_started_under_other_rules_is_refused_naming_both_hashes(tmp_path: Path) -> None:
     from arena_tui.host.plan import HostOptions
     from arena_tui.host.server import Host
-    from arena_tui.seasonfile import SeasonError, load_season
+    from arena_tui.season.file import SeasonError, load_season
 
     with hosted(tmp_path, market=False):
         pass

@@ -27,8 +27,8 @@ import msgspec
 
 from arena_tui.host import answers
 from arena_tui.host.register import register
-from arena_tui.logfile import LogReader
-from arena_tui.seasonfile import load_season
+from arena_tui.logs.logfile import LogReader
+from arena_tui.season.file import load_season
 from engine import Engine
 from engine import events as ev
 from engine.inputs import Cancel, Order

@@ -26,9 +26,9 @@ from schemathesis.specs.openapi.checks import (
 )
 from schemathesis.specs.openapi.definitions import OPENAPI_31_VALIDATOR
 
-from arena_tui.logfile import LogReader
-from arena_tui.replay import replay
-from arena_tui.seasonfile import load_season
+from arena_tui.logs.logfile import LogReader
+from arena_tui.run.replay import replay
+from arena_tui.season.file import load_season
 from tests.hostkit import Hosted, arena_rows, hosted
 
 LOGGED = {"200", "422"}

@@ -1,6 +1,6 @@
 """``arena host`` on the live feed: the fake Hyperliquid (tests/fakehl.py) on loopback.
 
-The host takes ``arena_tui.live.LiveFeed`` (the recorder's client) as its market source:
+The host takes ``arena_tui.run.live.LiveFeed`` (the recorder's client) as its market source:
 every market frame logged verbatim with its receive time, a gap when the connection
 drops, the feed's own ticks replaced by the host's (exactly one a second), and an agent's
 order filled against the books it delivered.
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import httpx
 
-from arena_tui.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.host.feeds import LiveHostFeed
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host
-from arena_tui.logfile import LogReader
+from arena_tui.logs.logfile import LogReader
+from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
 from tests.fakehl import FakeHL
 from tests.hostkit import E8, log_rows, order, season_file, wait_until
 

@@ -21,7 +21,7 @@ from typing import Any
 import lz4.frame
 import pytest
 
-from arena_tui.importers import import_files
+from arena_tui.logs.importers import import_files
 from tests.clirun import ROOT, arena, one_error_line
 
 DATA = ROOT / "tests" / "data"  # copies of shared/data/hyperliquid's samples (see its README)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from arena_tui.logcheck import SHOW_MAX, check_logs
+from arena_tui.logs.logcheck import SHOW_MAX, check_logs
 from tests.build import T0, book, ctx, order, tick, trades
 from tests.clirun import arena, one_error_line
 

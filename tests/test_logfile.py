@@ -21,9 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena_tui import logfile
-from arena_tui.logfile import LogError, LogReader, LogWriter, iter_raw_lines, read_header
-from arena_tui.replay import replay
+from arena_tui.logs import logfile
+from arena_tui.logs.logfile import LogError, LogReader, iter_raw_lines, read_header
+from arena_tui.logs.writer import LogWriter
+from arena_tui.run.replay import replay
 from engine import Line
 from engine.inputs import Book, Gap, Order, Register, Tick, Trades
 from tests.build import MIN, T0, book, cancel, ctx, order, register, season, tick, trades

@@ -20,15 +20,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena_tui.backtest import Backtest, NotStarted
-from arena_tui.feed import Backoff
-from arena_tui.live import LiveFeed, Stamper
-from arena_tui.logfile import LogReader, decode_line
-from arena_tui.paper import PaperSpec, prepare_paper
-from arena_tui.paperstatus import PaperStatus
-from arena_tui.replay import dumps, replay
-from arena_tui.report import write_report
-from arena_tui.seasonfile import resolve_season
+from arena_tui.logs.logfile import LogReader, decode_line
+from arena_tui.record.feed import Backoff
+from arena_tui.report.render import write_report
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.live import LiveFeed, Stamper
+from arena_tui.run.paper import PaperSpec, prepare_paper
+from arena_tui.run.paperstatus import PaperStatus
+from arena_tui.run.parts import NotStarted
+from arena_tui.run.replay import replay
+from arena_tui.season.file import resolve_season
+from arena_tui.util.jsonout import dumps
 from engine import events as ev
 from engine.season import MINUTE_MS
 from tests.fakehl import FakeHL

@@ -17,13 +17,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from arena_tui.dayfiles import DAY_MS, compress, day_of, recording_files
-from arena_tui.daylog import DayLog
-from arena_tui.feed import Backoff, subscriptions
-from arena_tui.logfile import LogError, LogReader, LogWriter
-from arena_tui.paths import recordings_dir
-from arena_tui.recorder import Recorder
-from arena_tui.recstatus import Reporter
+from arena_tui.logs.dayfiles import DAY_MS, compress, day_of, recording_files
+from arena_tui.logs.daylog import DayLog
+from arena_tui.logs.logfile import LogError, LogReader
+from arena_tui.logs.writer import LogWriter
+from arena_tui.record.feed import Backoff, subscriptions
+from arena_tui.record.recorder import Recorder
+from arena_tui.record.status import Reporter
+from arena_tui.util.paths import recordings_dir
 from engine.inputs import Gap
 from tests.fakehl import capture_messages, compact
 

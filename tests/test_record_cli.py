@@ -18,8 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from arena_tui.dayfiles import recording_files
-from arena_tui.logfile import LogReader
+from arena_tui.logs.dayfiles import recording_files
+from arena_tui.logs.logfile import LogReader
 from tests.clirun import arena, arena_running, until
 from tests.fakehl import FakeHL
 from tests.test_record_feed import check_against_wire, hl_raw, recorded

@@ -16,11 +16,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from arena_tui.dayfiles import recording_files
-from arena_tui.daylog import DayLog
-from arena_tui.feed import Backoff, FeedConfig, run_feed, wall_ms
-from arena_tui.logfile import LogReader
-from arena_tui.recorder import Recorder
+from arena_tui.logs.dayfiles import recording_files
+from arena_tui.logs.daylog import DayLog
+from arena_tui.logs.logfile import LogReader
+from arena_tui.record.feed import Backoff, FeedConfig, run_feed, wall_ms
+from arena_tui.record.recorder import Recorder
 from tests.fakehl import FakeHL, Sent
 
 BTC = [

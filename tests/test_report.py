@@ -17,14 +17,10 @@ from typing import Any
 
 import pytest
 
-from arena_tui.backtest import BacktestError
-from arena_tui.charts import PLOT_W, WIDTH, terminal_chart
-from arena_tui.chartsvg import svg_chart
-from arena_tui.replay import Progress
-from arena_tui.report import exit_gap, exit_warnings
-from arena_tui.report_data import MarkRow
-from arena_tui.report_verdict import verdict_lines
-from arena_tui.verdict import (
+from arena_tui.report.charts import PLOT_W, WIDTH, terminal_chart
+from arena_tui.report.chartsvg import svg_chart
+from arena_tui.report.render import exit_gap, exit_warnings
+from arena_tui.report.verdict import (
     block_scores,
     bootstrap,
     expanded_tail,
@@ -34,6 +30,10 @@ from arena_tui.verdict import (
     t_quantile,
     verdict_doc,
 )
+from arena_tui.report.verdict_text import verdict_lines
+from arena_tui.run.parts import BacktestError
+from arena_tui.run.stats import MarkRow
+from arena_tui.util.human import Progress
 from engine.units import E8, tdiv
 from tests import build
 from tests.clirun import ROOT
@@ -361,7 +361,7 @@ def test_runs_of_blocks_keep_the_dependence_of_neighbours() -> None:
 
 
 def test_a_stopped_paper_run_says_so_and_a_short_backtest_says_why() -> None:
-    from arena_tui.report import table
+    from arena_tui.report.render import table
 
     replay = {"season": "s", "rules_sha256": "ab" * 32, "final": False, "log_sha256": "0"}
     verdict = verdict_doc([("me", [])], epoch="1d", seed=0, starting_equity=START)

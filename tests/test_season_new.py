@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.seasonfile import SeasonError, load_season
-from arena_tui.seasonnew import parse_time, season_toml
+from arena_tui.season.file import SeasonError, load_season
+from arena_tui.season.new import parse_time, season_toml
 from engine import Market, Rules
 from tests.clirun import ROOT, arena, one_error_line
 

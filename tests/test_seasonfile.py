@@ -18,8 +18,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from arena_tui.logfile import LogError
-from arena_tui.seasonfile import (
+from arena_tui.logs.logfile import LogError
+from arena_tui.season.file import (
     EmptyWindow,
     SeasonError,
     input_bounds,

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from arena_tui.logfile import LogReader
-from arena_tui.synth import Synth, choose_markets, parse_start, write
-from arena_tui.synthbook import DEPTH, Book
-from arena_tui.synthcoins import BUILTIN, profile_for
-from arena_tui.synthfeed import TRADES, CoinFeed, Users
-from arena_tui.synthmarket import BURST, CALM, TREND
-from arena_tui.synthmath import Grid, Sizes, exp_
+from arena_tui.logs.logfile import LogReader
+from arena_tui.synth.book import DEPTH, Book
+from arena_tui.synth.coins import BUILTIN, profile_for
+from arena_tui.synth.exact import Grid, Sizes, exp_
+from arena_tui.synth.feed import TRADES, CoinFeed, Users
+from arena_tui.synth.generate import Synth, choose_markets, parse_start, write
+from arena_tui.synth.market import BURST, CALM, TREND
 from engine.season import Market
 from engine.units import lot_e8, parse_e8, price_on_grid
 from tests.clirun import arena

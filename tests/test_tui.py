@@ -19,7 +19,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static, TabbedContent
 
-from arena_tui.report import pct, usd
+from arena_tui.report.render import pct, usd
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.catalog import Catalog, Item, discover
 from arena_tui.tui.messages import Happened, SnapshotPosted
@@ -317,7 +317,7 @@ def test_arena_tui_bad_files_are_one_line_before_the_screen_opens(
     args: list[str], needle: str
 ) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from arena_tui.tui.app import main; main()", *args],
+        [sys.executable, "-c", "from arena_tui.tui.cli import main; main()", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -330,7 +330,7 @@ def test_arena_tui_bad_files_are_one_line_before_the_screen_opens(
 
 def test_arena_tui_refuses_an_unknown_speed() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from arena_tui.tui.app import main; main()", "--speed", "7"],
+        [sys.executable, "-c", "from arena_tui.tui.cli import main; main()", "--speed", "7"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -373,6 +373,63 @@ def test_arena_backtest_tui_returns_the_same_result_as_without(tmp_path: Path) -
         drive=lambda app: asyncio.run(quit_at_once(app)),
     )
     assert nothing is None  # stopped before the season started: no report to write
+
+
+def test_arena_backtest_tui_reaches_the_screen_through_cli_and_writes_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena backtest --tui`` as typed: cli.py hands the command arena-tui's watcher
+    (commands/ never imports tui/), the run plays on the screen, the report follows."""
+    from typer.testing import CliRunner
+
+    from arena_tui import cli
+    from arena_tui.tui import app as tui_app
+
+    spec = trader_spec(tmp_path)
+    real = tui_app.watch_backtest
+    watched: list[str] = []
+
+    async def watch_to_the_end(app: ArenaApp) -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await finished(run_screen(app))
+            await pilot.press("q")
+
+    def headless(bt: Any, logs: Any, *, title: str) -> Any:
+        watched.append(title)
+        return real(
+            bt, logs, title=title, speed=None, drive=lambda a: asyncio.run(watch_to_the_end(a))
+        )
+
+    monkeypatch.setattr(tui_app, "watch_backtest", headless)
+    out = tmp_path / "watched"
+    args = ["backtest", str(spec.strategy), *map(str, spec.logs), "--out", str(out), "--tui"]
+    done = CliRunner().invoke(cli.app, args)
+    assert done.exit_code == 0, done.output
+    assert watched == ["trader.py"]
+    plain_bt, paths = prepare(RunSpec(spec.logs, spec.strategy, None, out=tmp_path / "plain"))
+    plain = plain_bt.run(paths)
+    ranking = json.loads((out / "ranking.json").read_text())
+    assert ranking == plain.replay.to_json()
+    assert (out / "report.json").exists()
+
+
+def test_a_command_app_without_screens_says_so_in_one_line(tmp_path: Path) -> None:
+    """A typer app that registers the command but hands it no screens (a plugin, a test)."""
+    import typer
+    from typer.testing import CliRunner
+
+    from arena_tui.commands.backtest import backtest_command
+    from arena_tui.util.errors import ArenaError
+
+    bare = typer.Typer()
+    bare.command("backtest")(backtest_command)
+    bare.command("other")(lambda: None)
+    spec = trader_spec(tmp_path)
+    args = ["backtest", str(spec.strategy), *map(str, spec.logs), "--out", str(tmp_path / "o")]
+    done = CliRunner().invoke(bare, [*args, "--tui"])
+    assert isinstance(done.exception, ArenaError)
+    assert "--tui needs arena-tui" in str(done.exception)
+    assert not (tmp_path / "o").exists()  # refused before anything ran
 
 
 @aio

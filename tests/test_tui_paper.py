@@ -17,10 +17,10 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
-from arena_tui.feed import Backoff
-from arena_tui.paper import PaperSpec, prepare_paper
-from arena_tui.replay import dumps, replay
-from arena_tui.seasonfile import resolve_season
+from arena_tui.record.feed import Backoff
+from arena_tui.run.paper import PaperSpec, prepare_paper
+from arena_tui.run.replay import replay
+from arena_tui.season.file import resolve_season
 from arena_tui.tui.app import ArenaApp, make_app, watch_paper
 from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.fmt import stamp
@@ -32,6 +32,7 @@ from arena_tui.tui.source import BacktestSource
 from arena_tui.tui.widgets.activity import ActivityLog
 from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar
+from arena_tui.util.jsonout import dumps
 from tests.fakehl import FakeHL
 from tests.paperkit import arena_type, lines, running_season, write_taker
 from tests.tuikit import aio, settled, until

@@ -7,84 +7,18 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.backtest import Backtest, BacktestResult, Entrant
-from arena_tui.loader import BASELINES, baseline_path, entry_name, load_strategy
-from arena_tui.options import JsonOpt, LatencyOpt, SeasonOpt, SeedOpt, StrategyArg, VsOpt
-from arena_tui.paths import data_dir
-from arena_tui.replay import Progress, dumps
-from arena_tui.report import write_report
-from arena_tui.report_data import exit_value
-from arena_tui.seasonfile import SeasonError, resolve_season
-from arena_tui.verdict import parse_epoch
-
-
-def entrants_for(strategy: Path, vs: str | None) -> list[Entrant]:
-    """The strategy, then the baselines or the files ``--vs`` names (no file twice)."""
-    paths = [strategy]
-    if vs:
-        for part in vs.split(","):
-            name = part.strip()
-            if not name:
-                continue
-            if name == "baselines":
-                paths += [baseline_path(b) for b in BASELINES]
-            else:
-                paths.append(Path(name))
-    seen: set[Path] = set()
-    entrants = []
-    for p in paths:
-        resolved = p.resolve()
-        if resolved in seen:
-            continue
-        seen.add(resolved)
-        entrants.append(Entrant(entry_name(p), load_strategy(p), resolved))
-    return entrants
-
-
-def default_out(strategy: Path, kind: str = "") -> Path:
-    """``<data dir>/runs/<entry>-[<kind>-]<UTC stamp>``."""
-    import datetime as dt
-
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    return data_dir() / "runs" / f"{entry_name(strategy)}-{kind + '-' if kind else ''}{stamp}"
-
-
-def run_dir(out: Path | None, strategy: Path, kind: str = "") -> Path:
-    """``--out``, or a new directory in the data dir for ``strategy``'s run; made."""
-    out_dir = out or default_out(strategy, kind)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SeasonError(f"--out {out_dir} is a file, not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return out_dir
-
-
-def build_backtest(
-    strategy: Path,
-    paths: list[str],
-    *,
-    season: Path | None,
-    vs: str | None,
-    out: Path | None,
-    latency_ms: int,
-    seed: int,
-) -> tuple[Backtest, Path]:
-    """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory."""
-    chosen = resolve_season(paths, season)
-    entrants = entrants_for(strategy, vs)
-    out_dir = run_dir(out, strategy)
-    bt = Backtest(
-        chosen,
-        entrants,
-        run_log=out_dir / "run.jsonl",
-        sources=paths,
-        latency_ms=latency_ms,
-        seed=seed,
-        exit_value=exit_value,
-    )
-    return bt, out_dir
+from arena_tui.commands.screens import screens
+from arena_tui.report.render import write_report
+from arena_tui.report.verdict import parse_epoch
+from arena_tui.run.build import build_backtest
+from arena_tui.run.parts import BacktestResult
+from arena_tui.util.human import Progress
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import JsonOpt, LatencyOpt, SeasonOpt, SeedOpt, StrategyArg, VsOpt
 
 
 def backtest_command(
+    ctx: typer.Context,
     strategy: StrategyArg,
     logs: Annotated[
         list[Path],
@@ -135,15 +69,14 @@ def backtest_command(
     """
     paths = [str(p) for p in logs]
     parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    watch = screens(ctx).backtest if tui else None
     bt, out_dir = build_backtest(
         strategy, paths, season=season, vs=vs, out=out, latency_ms=latency_ms, seed=seed
     )
     typer.echo(f"arena: backtest of {len(bt.entrants)} entries, writing {out_dir}", err=True)
     chosen = bt.season
-    if tui:
-        from arena_tui.tui.app import watch_backtest  # Textual only when asked for
-
-        watched = watch_backtest(bt, paths, title=strategy.name)
+    if watch is not None:
+        watched = watch(bt, paths, strategy.name)
         if watched is None:
             typer.echo("arena: stopped before the season started: no report", err=True)
             return

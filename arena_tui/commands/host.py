@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.feed import wall_ms
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.restamp import SpeedError, parse_speed
-from arena_tui.meta import WS_URL
+from arena_tui.logs.meta import WS_URL
+from arena_tui.record.feed import wall_ms
 
 LogOpt = Annotated[
     Path,

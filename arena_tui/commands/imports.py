@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.human import Ticker, time_range
-from arena_tui.importers import Summary, import_files
-from arena_tui.options import InfoUrlOpt, JsonOpt, MetaOpt, meta_source
-from arena_tui.replay import dumps
+from arena_tui.logs.importers import Summary, import_files
+from arena_tui.logs.meta import meta_source
+from arena_tui.util.human import Ticker, time_range
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
 
 app = typer.Typer(
     help="Import market data recorded by others into arena logs (see docs/log-format.md).",

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-from arena_tui.errors import fail
-from arena_tui.human import Ticker, duration, time_range, utc_ms
-from arena_tui.logcheck import SHOW_MAX, Report, check_logs
-from arena_tui.options import JsonOpt
-from arena_tui.replay import dumps
+from arena_tui.logs.logcheck import SHOW_MAX, Report, check_logs
+from arena_tui.util.errors import fail
+from arena_tui.util.human import Ticker, duration, time_range, utc_ms
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import JsonOpt
 
 app = typer.Typer(help="Look inside logs: validate them and summarise their data.")
 

@@ -1,8 +1,8 @@
 """``arena paper``: a strategy (and the baselines) trading on Hyperliquid's live feed.
 
-The pieces: ``arena_tui.paper`` (the season, the entries, the run log, the feed),
-``arena_tui.live`` (the feed as the runner's line source), ``Backtest.run_live`` (the same
-loop as ``arena backtest``), ``arena_tui.paperstatus`` (the status line), the backtest's
+The pieces: ``arena_tui.run.paper`` (the season, the entries, the run log, the feed),
+``arena_tui.run.live`` (the feed as the runner's line source), ``Backtest.run_live`` (the same
+loop as ``arena backtest``), ``arena_tui.run.paperstatus`` (the status line), the backtest's
 report. This module wires them to the command line and to the signals that stop a run.
 """
 
@@ -16,11 +16,18 @@ from typing import Annotated, Any
 
 import typer
 
-from arena_tui.backtest import Backtest, BacktestResult, NotStarted
-from arena_tui.feed import Backoff
-from arena_tui.live import LiveFeed
-from arena_tui.meta import WS_URL, parse_coins
-from arena_tui.options import (
+from arena_tui.commands.screens import screens
+from arena_tui.logs.meta import WS_URL, meta_source, parse_coins
+from arena_tui.record.feed import Backoff
+from arena_tui.report.render import write_report
+from arena_tui.report.verdict import parse_epoch
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.live import LiveFeed
+from arena_tui.run.paper import PaperSpec, prepare_paper, utc
+from arena_tui.run.paperstatus import PaperStatus
+from arena_tui.run.parts import BacktestResult, NotStarted
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import (
     InfoUrlOpt,
     JsonOpt,
     LatencyOpt,
@@ -28,13 +35,7 @@ from arena_tui.options import (
     SeedOpt,
     StrategyArg,
     VsOpt,
-    meta_source,
 )
-from arena_tui.paper import PaperSpec, prepare_paper, utc
-from arena_tui.paperstatus import PaperStatus
-from arena_tui.replay import dumps
-from arena_tui.report import write_report
-from arena_tui.verdict import parse_epoch
 
 
 def _hidden(name: str, help_: str) -> Any:
@@ -61,6 +62,7 @@ def stop_on_signals(feed: LiveFeed) -> Callable[[], None]:
 
 
 def paper_command(
+    ctx: typer.Context,
     strategy: StrategyArg,
     coins: Annotated[
         str | None,
@@ -132,6 +134,7 @@ def paper_command(
     baselines --hours 2 --out runs/paper1[/]
     """
     parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    watch = screens(ctx).paper if tui else None
     meta_file, info = meta_source(meta, info_url)
     spec = PaperSpec(
         strategy=strategy,
@@ -156,7 +159,7 @@ def paper_command(
         f"{'q quits' if tui else 'Ctrl-C stops'}",
         err=True,
     )
-    result = _watch(bt, feed, strategy.name) if tui else _run(bt, feed)
+    result = watch(bt, feed, strategy.name) if watch is not None else _run(bt, feed)
     if result is None:
         typer.echo(
             f"arena: stopped before the season started: no report (the run log "
@@ -178,9 +181,3 @@ def _run(bt: Backtest, feed: LiveFeed) -> BacktestResult | None:
         return None
     finally:
         restore()
-
-
-def _watch(bt: Backtest, feed: LiveFeed, title: str) -> BacktestResult | None:
-    from arena_tui.tui.app import watch_paper  # Textual only when asked for
-
-    return watch_paper(bt, feed, title=title)

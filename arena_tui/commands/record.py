@@ -1,7 +1,7 @@
 """``arena record``: record Hyperliquid's live feed into daily version-1 log files.
 
-The pieces: ``arena_tui.feed`` (the socket), ``arena_tui.recorder`` (what is written),
-``arena_tui.daylog`` (which file), ``arena_tui.recstatus`` (what is shown). This module
+The pieces: ``arena_tui.record.feed`` (the socket), ``arena_tui.record.recorder`` (what is written),
+``arena_tui.logs.daylog`` (which file), ``arena_tui.record.status`` (what is shown). This module
 wires them to the command line, the wall clock and the signals that stop a recording.
 """
 
@@ -19,13 +19,13 @@ import typer
 from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
-from arena_tui.dayfiles import current_name
-from arena_tui.daylog import DayLog
-from arena_tui.feed import Backoff, FeedConfig, run_feed, wall_ms
-from arena_tui.meta import INFO_URL, WS_URL, MetaError, fetch_meta, parse_coins, select
-from arena_tui.paths import DATA_DIR_ENV, recordings_dir
-from arena_tui.recorder import Recorder
-from arena_tui.recstatus import Reporter
+from arena_tui.logs.dayfiles import current_name
+from arena_tui.logs.daylog import DayLog
+from arena_tui.logs.meta import INFO_URL, WS_URL, MetaError, fetch_meta, parse_coins, select
+from arena_tui.record.feed import Backoff, FeedConfig, run_feed, wall_ms
+from arena_tui.record.recorder import Recorder
+from arena_tui.record.status import Reporter
+from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
 
 TICK_S = 1.0
 

@@ -7,10 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-from arena_tui.human import utc_minute
-from arena_tui.options import JsonOpt, SeasonOpt
-from arena_tui.replay import Progress, ReplayResult, check_only, dumps, replay
-from arena_tui.seasonfile import EmptyWindow, resolve_season
+from arena_tui.run.replay import ReplayResult, check_only, replay
+from arena_tui.season.file import EmptyWindow, resolve_season
+from arena_tui.util.human import Progress, utc_minute
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import JsonOpt, SeasonOpt
 from engine.units import format_e6
 
 

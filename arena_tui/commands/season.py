@@ -9,11 +9,11 @@ import msgspec
 import typer
 
 from arena_tui.commands.replay import utc
-from arena_tui.meta import get_markets
-from arena_tui.options import InfoUrlOpt, JsonOpt, MetaOpt, meta_source
-from arena_tui.replay import dumps
-from arena_tui.seasonfile import SeasonError, load_season, season_doc
-from arena_tui.seasonnew import check_args, new_season, parse_time, write_season
+from arena_tui.logs.meta import get_markets, meta_source
+from arena_tui.season.file import SeasonError, load_season, season_doc
+from arena_tui.season.new import check_args, new_season, parse_time, write_season
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
 
 app = typer.Typer(help="Season files: a season's window, markets and rules.", no_args_is_help=True)
 

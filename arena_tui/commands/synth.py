@@ -10,12 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from arena_tui.errors import fail
-from arena_tui.human import Ticker, time_range
-from arena_tui.meta import load_meta_file, parse_coins
-from arena_tui.options import JsonOpt
-from arena_tui.replay import dumps
-from arena_tui.synth import (
+from arena_tui.logs.meta import load_meta_file, parse_coins
+from arena_tui.synth.generate import (
     DEFAULT_START,
     Stats,
     SynthError,
@@ -26,6 +22,10 @@ from arena_tui.synth import (
     write,
     write_file,
 )
+from arena_tui.util.errors import fail
+from arena_tui.util.human import Ticker, time_range
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import JsonOpt
 
 
 def default_out(coins: list[str], start_ms: int, hours: float, seed: int) -> Path:

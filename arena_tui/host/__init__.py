@@ -9,4 +9,8 @@ played at a speed), ``app`` and ``answers`` (the HTTP API on Starlette), ``schem
 ``store`` (SQLite score rows), ``lock`` and ``control`` (one server per log; registering
 while it runs), ``register`` (``arena register``), ``plan`` (a log's season and market
 source, checked on every start), ``server`` (wiring it all on uvicorn). See docs/api.md.
+
+May import: ``run`` (the live feed as a line source), ``record`` (the socket loop),
+``season``, ``logs``, ``engine``, ``util``; never ``tui`` (spectators come over HTTP) or
+``commands``.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena_tui.seasonfile import SeasonError
+from arena_tui.season.file import SeasonError
 
 
 class HostError(SeasonError):

@@ -3,7 +3,7 @@
 Why this module exists: the server takes its market inputs from a thread that hands them
 to the session in batches (``Session.push_feed``), and must not care which source it is.
 
-- :class:`LiveHostFeed`: ``arena_tui.live.LiveFeed`` (the recorder's socket loop: frames
+- :class:`LiveHostFeed`: ``arena_tui.run.live.LiveFeed`` (the recorder's socket loop: frames
   verbatim with their receive times, a gap for every lost connection, frames the engine
   would refuse left out). Its ticks are dropped: the server writes its own, every second,
   whether the feed is up or not.
@@ -19,12 +19,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from arena_tui.feed import Backoff, FeedConfig
 from arena_tui.host.restamp import Restamp
 from arena_tui.host.session import FeedItem
-from arena_tui.live import LiveFeed, LiveFeedError
-from arena_tui.logcheck import check_line
-from arena_tui.logfile import BadLine, LogError, LogReader
+from arena_tui.logs.logcheck import check_line
+from arena_tui.logs.logfile import BadLine, LogError, LogReader
+from arena_tui.record.feed import Backoff, FeedConfig
+from arena_tui.run.live import LiveFeed, LiveFeedError
 from engine.inputs import Tick
 
 Push = Callable[[list[FeedItem]], None]

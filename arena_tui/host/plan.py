@@ -19,19 +19,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from arena_tui.backtest import write_season
 from arena_tui.host.errors import HostError
 from arena_tui.host.restamp import Restamp, speed_text
-from arena_tui.human import utc_minute
-from arena_tui.logfile import iter_raw_lines, read_header
-from arena_tui.meta import WS_URL, fetch_meta
-from arena_tui.seasonfile import (
+from arena_tui.logs.logfile import iter_raw_lines, read_header
+from arena_tui.logs.meta import WS_URL, fetch_meta
+from arena_tui.season.file import (
     input_bounds,
     load_season,
     log_header,
     log_markets,
     resolve_season,
+    write_season,
 )
+from arena_tui.util.human import utc_minute
 from engine import Season
 from engine.season import MINUTE_MS, SEASON0_RULES, check_season
 

@@ -20,8 +20,9 @@ from arena_tui.host import control
 from arena_tui.host.auth import key_sha256, new_key
 from arena_tui.host.errors import HostError
 from arena_tui.host.lock import LogLock
-from arena_tui.logfile import LogWriter, iter_raw_lines, read_header
-from arena_tui.seasonfile import resolve_season
+from arena_tui.logs.logfile import iter_raw_lines, read_header
+from arena_tui.logs.writer import LogWriter
+from arena_tui.season.file import resolve_season
 
 
 class RegisterError(HostError):

@@ -24,7 +24,6 @@ from typing import Any
 import msgspec
 import uvicorn
 
-from arena_tui.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.host import control
 from arena_tui.host.app import Api
 from arena_tui.host.errors import HostError
@@ -34,7 +33,8 @@ from arena_tui.host.plan import HostOptions, Plan, plan
 from arena_tui.host.ratelimit import MovingWindow, monotonic_ms
 from arena_tui.host.session import Session
 from arena_tui.host.store import ScoreStore, db_path
-from arena_tui.replay import Progress
+from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
+from arena_tui.util.human import Progress
 from engine.inputs import Line
 
 KEEP_ALIVE_S = 30  # an agent polling every few seconds keeps its connection

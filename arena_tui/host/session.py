@@ -24,8 +24,9 @@ import msgspec
 
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
-from arena_tui.logfile import LogReader, LogWriter
-from arena_tui.replay import Progress
+from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.writer import LogWriter
+from arena_tui.util.human import Progress
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
 from engine.inputs import tick

@@ -1,8 +1,14 @@
 """arena-tui: watch a backtest run live (Textual).
 
-Layout: ``app`` (the thin App, its factory and the console script), ``screens/`` (one
+Layout: ``cli`` (the ``arena-tui`` console script), ``app`` (the thin App, its factory, and
+the watchers ``arena backtest --tui`` and ``arena paper --tui`` are handed), ``screens/`` (one
 module per screen), ``widgets/`` (one module per panel), ``source`` (the worker that steps
 the engine and posts immutable ``snapshot`` values), ``playback`` (pause, speed, seek),
-``catalog`` (what the start screen offers), ``arena.tcss`` (all the styling). Nothing here
-is imported by ``arena backtest`` unless it is asked for ``--tui``.
+``catalog`` (what the start screen offers), ``spectator`` and ``spectated`` (watching a
+running host over HTTP), ``arena.tcss`` (all the styling). Nothing here is imported by
+``arena backtest`` unless it is asked for ``--tui``.
+
+May import: the capabilities (``run``, ``report``, ``record``), the data rooms, ``engine``,
+``util``; never ``commands`` (arena-tui builds its runs with ``run.build``) or ``host``
+(a host is watched over HTTP only).
 """

@@ -3,7 +3,7 @@
 Why this module exists: the App only knows which screen comes first and how a run is
 started; screens and widgets do the rest. What it runs is injected: a ``Catalog`` for the
 start screen, functions that turn a :class:`RunSpec` (a backtest), a
-:class:`~arena_tui.paper.PaperSpec` (a live paper run) or a
+:class:`~arena_tui.run.paper.PaperSpec` (a live paper run) or a
 :class:`~arena_tui.tui.spectator.SpectateSpec` (a running ``arena host`` to watch) into a
 source (the real ones by default), or a source already built (``arena backtest --tui``
 and ``arena paper --tui`` hand their own run in).
@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from arena_tui.backtest import Backtest, BacktestError, BacktestResult
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.parts import BacktestError, BacktestResult
 from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.screens.help import HelpScreen
@@ -32,8 +33,8 @@ from arena_tui.tui.source import BacktestSource, RunSpec
 from arena_tui.tui.spectator import SpectateSpec, SpectatorSource
 
 if TYPE_CHECKING:
-    from arena_tui.live import LiveFeed
-    from arena_tui.paper import PaperSpec
+    from arena_tui.run.live import LiveFeed
+    from arena_tui.run.paper import PaperSpec
 
 Sources = Callable[[RunSpec], BacktestSource]
 LiveSources = Callable[["PaperSpec"], BacktestSource]
@@ -190,10 +191,3 @@ def _watched(source: BacktestSource) -> BacktestResult | None:
     if out is not None and out.stopped and not out.final:
         sys.stderr.write("arena: the run was stopped before its end: the report covers it so far\n")
     return source.result
-
-
-def main() -> None:
-    """The ``arena-tui`` console script (see ``arena_tui.tui.cli``)."""
-    from arena_tui.tui.cli import run
-
-    run()

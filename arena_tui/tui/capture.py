@@ -3,7 +3,7 @@
 Why this module exists: one place reads the engine for the screen, in the engine's own
 thread, and only between inputs (the runner's ``pace`` hook), so a snapshot is always a
 consistent picture. The score numbers are the ranking rows ``arena backtest`` reports
-(``arena_tui.replay.ranking_rows``); the rest is the engine's accounts, orders and marks,
+(``arena_tui.run.replay.ranking_rows``); the rest is the engine's accounts, orders and marks,
 and the market views the strategies see.
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from arena_tui.replay import ranking_rows
+from arena_tui.run.replay import ranking_rows
 from arena_tui.tui.snapshot import Coin, Entry, Leader, Order, Position, Score, Snapshot
 from engine.state import PENDING, Account
 from engine.units import E8, E10, tdiv
 
 if TYPE_CHECKING:
-    from arena_tui.backtest import Backtest
-    from arena_tui.market import MarketView
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.market import MarketView
 
 BOOK_LEVELS = 5
 LAST_PRINTS = 8

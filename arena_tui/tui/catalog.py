@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rich.text import Text
 
-from arena_tui.loader import STRATEGIES_DIR
-from arena_tui.paths import recordings_dir
+from arena_tui.run.loader import STRATEGIES_DIR
+from arena_tui.util.paths import recordings_dir
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.lz4", ".gz", ".lz4")
 _STRATEGY_CLASS = re.compile(r"^class\s+\w+\s*\([^)]*\bStrategy\b[^)]*\)\s*:", re.MULTILINE)

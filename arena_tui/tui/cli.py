@@ -15,10 +15,10 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.errors import fail, run_cli
-from arena_tui.options import SeasonOpt
 from arena_tui.tui.catalog import discover
 from arena_tui.tui.playback import parse_speed
+from arena_tui.util.errors import fail, run_cli
+from arena_tui.util.options import SeasonOpt
 
 cli = typer.Typer(
     rich_markup_mode="rich",
@@ -133,7 +133,7 @@ def tui_command(
 
     Example: [cyan]arena-tui --spectate http://127.0.0.1:8000[/]
     """
-    from arena_tui.paper import PaperSpec
+    from arena_tui.run.paper import PaperSpec
     from arena_tui.tui.app import make_app
     from arena_tui.tui.source import BacktestSource, RunSpec, prepare
     from arena_tui.tui.spectator import SpectateSpec
@@ -191,5 +191,6 @@ def tui_command(
         fail(outcome.error)
 
 
-def run() -> None:
+def main() -> None:
+    """The ``arena-tui`` console script."""
     run_cli(cli, "arena-tui")

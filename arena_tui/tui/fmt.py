@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 
-from arena_tui.report import pct, usd
+from arena_tui.report.render import pct, usd
 from engine.units import E8
 
 __all__ = ["bar", "clock", "funding_rate", "pct", "px", "span", "stamp", "sz", "usd"]

@@ -19,7 +19,7 @@ from textual.message import Message
 from arena_tui.tui.snapshot import Happening, Snapshot
 
 if TYPE_CHECKING:
-    from arena_tui.tui.spectator import Spectated
+    from arena_tui.tui.spectated import Spectated
 
 
 class SnapshotPosted(Message):

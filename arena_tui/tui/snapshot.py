@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena_tui.report_data import MarkRow
+from arena_tui.run.stats import MarkRow
 from engine import events as ev
 
 

@@ -2,7 +2,7 @@
 
 Why this module exists: the engine must run at its own pace, off the UI thread, and the UI
 must see it only through immutable snapshots. :class:`BacktestSource` builds (or is handed)
-a :class:`~arena_tui.backtest.Backtest` and runs it with two hooks: ``pace``, called before
+a :class:`~arena_tui.run.backtest.Backtest` and runs it with two hooks: ``pace``, called before
 each log input, which counts it, posts a snapshot when one is due (a few a second, wall
 time) and lets :class:`~arena_tui.tui.playback.Playback` hold the run; and ``on_event``,
 which queues every fill, rejection, cancel and close of the run's entries for the next
@@ -25,19 +25,20 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from arena_tui.backtest import Backtest, BacktestResult
-from arena_tui.commands.backtest import build_backtest
-from arena_tui.errors import KNOWN
-from arena_tui.seasonfile import SeasonError
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.build import build_backtest
+from arena_tui.run.parts import BacktestResult
+from arena_tui.season.file import SeasonError
 from arena_tui.tui.capture import take
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Happening
+from arena_tui.util.errors import KNOWN
 from engine import events as ev
 
 if TYPE_CHECKING:
-    from arena_tui.live import LiveFeed
-    from arena_tui.paper import PaperSpec
+    from arena_tui.run.live import LiveFeed
+    from arena_tui.run.paper import PaperSpec
 
 INTERVAL_S = 0.1  # snapshots at most this often while the run plays at a speed
 FLAT_OUT_S = 0.25  # and at max speed, where drawing would slow the engine (one GIL)
@@ -221,7 +222,7 @@ class BacktestSource:
     @classmethod
     def of_paper(cls, spec: PaperSpec) -> BacktestSource:
         """``arena paper`` for ``spec``, prepared in the worker."""
-        from arena_tui.paper import prepare_paper
+        from arena_tui.run.paper import prepare_paper
 
         def make() -> tuple[Backtest, Runner]:
             bt, feed = prepare_paper(spec)

@@ -21,11 +21,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from textual.message import Message
 
-from arena_tui.feed import Backoff
+from arena_tui.record.feed import Backoff
 from arena_tui.tui.hostapi import (
     AccountDoc,
     BookDoc,
@@ -37,6 +36,7 @@ from arena_tui.tui.hostapi import (
     SeasonDoc,
 )
 from arena_tui.tui.messages import SpectatorPosted
+from arena_tui.tui.spectated import Link, LinkState, Spectated
 
 SCORES_S = 2.0  # the season and the score rows (public)
 BOOK_S = 1.0  # the selected coin's book, when the host serves it without a key
@@ -46,7 +46,6 @@ BOOK_NEEDS_KEY = (
     "this host serves its books to entries only: spectate with --key (an entry's key, "
     "or ARENA_KEY) to see the market"
 )
-LinkState = Literal["connecting", "connected", "retrying", "unreachable"]
 Post = Callable[[Message], object]
 
 
@@ -56,31 +55,6 @@ class SpectateSpec:
 
     url: str
     key: str | None = None
-
-
-@dataclass(frozen=True)
-class Link:
-    state: LinkState
-    reason: str | None = None  # why the last round failed
-    retry_in_s: float | None = None  # when the next try comes, from the snapshot's time
-    attempt: int = 0
-
-
-@dataclass(frozen=True)
-class Spectated:
-    seq: int
-    url: str
-    keyed: bool  # an entry's key was given
-    link: Link
-    season: SeasonDoc | None
-    final: bool  # the host says the season's rows are final
-    rows: tuple[ScoreRow, ...]  # the latest day's rows, exactly as served
-    scores_read: int  # how many times the rows were read (a refresh reads them again)
-    book: BookDoc | None  # the latest book read (of the coin selected then)
-    book_note: str | None  # why there is no book to show
-    account: AccountDoc | None
-    orders: tuple[OpenOrder, ...]
-    entry_note: str | None  # why the entry's account is missing or old
 
 
 def keyed_intervals(season: SeasonDoc | None) -> tuple[float, float]:

@@ -17,8 +17,8 @@ from typing import Any
 
 import lz4.frame
 
-from arena_tui.logfile import LogWriter
-from arena_tui.seasonfile import load_season
+from arena_tui.logs.writer import LogWriter
+from arena_tui.season.file import load_season
 
 CAPTURE = (
     Path(__file__).parents[2] / "../shared/data/hyperliquid/hftbacktest_collector_btc_20250126.gz"

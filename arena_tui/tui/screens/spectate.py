@@ -22,7 +22,8 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from arena_tui.tui.fmt import stamp
 from arena_tui.tui.hostapi import DAY_MS
 from arena_tui.tui.messages import SpectatorPosted
-from arena_tui.tui.spectator import Spectated, SpectatorSource
+from arena_tui.tui.spectated import Spectated
+from arena_tui.tui.spectator import SpectatorSource
 from arena_tui.tui.widgets.hosted import (
     BookPanel,
     EntryPanel,

@@ -22,8 +22,8 @@ from textual.widgets import Button, Checkbox, Footer, Input, OptionList, Selecti
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
-from arena_tui.meta import MetaError, parse_coins
-from arena_tui.paper import PaperSpec
+from arena_tui.logs.meta import MetaError, parse_coins
+from arena_tui.run.paper import PaperSpec
 from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.hostapi import host_url
 from arena_tui.tui.playback import SPEEDS, speed_label

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from arena_tui.report_data import MarkRow
+from arena_tui.run.stats import MarkRow
 from arena_tui.tui.fmt import clock, pct, usd
 
 SPARK = "▁▂▃▄▅▆▇█"

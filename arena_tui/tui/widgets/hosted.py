@@ -20,7 +20,8 @@ from textual.widget import Widget
 from arena_tui.tui.fmt import clock, pct, px, stamp, sz, usd
 from arena_tui.tui.hostapi import AccountDoc, BookDoc, Level, OpenOrder, ScoreRow, SeasonDoc
 from arena_tui.tui.snapshot import Order
-from arena_tui.tui.spectator import BOOK_NEEDS_KEY, Spectated
+from arena_tui.tui.spectated import Spectated
+from arena_tui.tui.spectator import BOOK_NEEDS_KEY
 from arena_tui.tui.widgets.table import Cell, Col, KeyedTable
 from engine.units import E10, parse_e8, tdiv
 

@@ -1,0 +1,147 @@
+"""A recording's files on disk: their names, what a restart reads back, how a day is gzipped.
+
+Why this module exists: the helpers ``arena_tui.logs.daylog.DayLog`` (and tests, and anyone
+listing a recording) need, with no state: ``hl-YYYY-MM-DD.jsonl`` per UTC day, the last
+input's ``t`` read from a file's end, and a crash-safe compression (a hidden temporary
+file, fsynced, renamed; only then is the plain file removed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import os
+import re
+import threading
+from pathlib import Path
+from typing import BinaryIO
+
+import msgspec
+
+from arena_tui.logs.logfile import CHUNK, iter_raw_lines
+
+DAY_MS = 86_400_000
+_EPOCH = dt.date(1970, 1, 1)
+_NAME = re.compile(r"^hl-(\d{4}-\d{2}-\d{2})\.jsonl(\.gz)?$")
+
+
+class _T(msgspec.Struct):
+    t: int | None = None
+
+
+_T_DECODER = msgspec.json.Decoder(_T)
+
+
+def day_of(t_ms: int) -> str:
+    """The UTC day of a time in ms, ``YYYY-MM-DD`` (integer arithmetic, no float)."""
+    return (_EPOCH + dt.timedelta(days=t_ms // DAY_MS)).isoformat()
+
+
+def day_files(out: Path) -> dict[str, list[Path]]:
+    """The recording's files by day, oldest day first (a day may have a plain and a .gz)."""
+    found: dict[str, list[Path]] = {}
+    if out.is_dir():
+        for p in sorted(out.iterdir()):
+            m = _NAME.match(p.name)
+            if m:
+                found.setdefault(m.group(1), []).append(p)
+    return dict(sorted(found.items()))
+
+
+def recording_files(out: Path) -> list[Path]:
+    """The files to replay a whole recording, in order (a closed day's .gz once it exists)."""
+    return [paths[-1] if len(paths) == 1 else plain_of(paths) for paths in day_files(out).values()]
+
+
+def plain_of(paths: list[Path]) -> Path:
+    """The plain file among a day's files (there is one when a day has two)."""
+    return next(p for p in paths if p.suffix == ".jsonl")
+
+
+def last_input_t(path: Path) -> int | None:
+    """``t`` of the last complete input line of a file (not the header), None if none."""
+    last: int | None = None
+    lines = _tail_lines(path) if path.suffix == ".jsonl" else iter_raw_lines(path)
+    for raw in lines:
+        try:
+            t = _T_DECODER.decode(raw).t  # None for the header
+        except msgspec.DecodeError:
+            continue
+        if t is not None:
+            last = t
+    return last
+
+
+def _tail_lines(path: Path) -> list[bytes]:
+    """The last few complete lines of a plain file, read from its end (files grow large)."""
+    with path.open("rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        start, block = end, b""
+        while start > 0 and block.count(b"\n") < 3:
+            start = max(0, start - CHUNK)
+            f.seek(start)
+            block = f.read(end - start)
+    lines = block.split(b"\n")
+    lines.pop()  # a torn tail, or b"" after the final newline
+    return lines if start == 0 else lines[1:]
+
+
+def compress(plain: Path, cancel: threading.Event | None = None) -> Path | None:
+    """gzip a closed day's file beside it, then remove it; None if cancelled (nothing lost).
+
+    Only complete lines are copied: a torn tail, which any reader ignores, is dropped.
+    """
+    gz = plain.with_name(plain.name + ".gz")
+    tmp = plain.with_name("." + gz.name + ".tmp")
+    with plain.open("rb") as src:
+        size = src.seek(0, os.SEEK_END)
+        keep = _complete_size(src, size)
+        src.seek(0)
+        with (
+            tmp.open("wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as z,
+        ):
+            left = keep
+            while left > 0:
+                if cancel is not None and cancel.is_set():
+                    break
+                chunk = src.read(min(CHUNK, left))
+                z.write(chunk)
+                left -= len(chunk)
+            z.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+    if left > 0:
+        tmp.unlink()
+        return None
+    os.replace(tmp, gz)
+    _fsync_dir(plain.parent)
+    plain.unlink()
+    _fsync_dir(plain.parent)
+    return gz
+
+
+def _complete_size(f: BinaryIO, size: int) -> int:
+    pos = size
+    while pos > 0:
+        start = max(0, pos - CHUNK)
+        f.seek(start)
+        cut = f.read(pos - start).rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        pos = start
+    return 0
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def current_name(plain: Path) -> Path:
+    """A day file under the name it has now: its .gz once compressed."""
+    gz = plain.with_name(plain.name + ".gz")
+    return gz if gz.exists() and not plain.exists() else plain

@@ -1,0 +1,7 @@
+"""What a run is shown as: the report's table and files (``render``), the verdict against
+the random control (``verdict``, as text in ``verdict_text``), and the charts (``charts``
+for the terminal, ``chartsvg`` for chart.svg). It renders what the runner gathered and
+computes no result of its own.
+
+May import: ``run`` (a run's result), ``season``, ``logs``, ``engine``, ``util``.
+"""

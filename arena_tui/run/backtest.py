@@ -1,0 +1,349 @@
+"""One pass of the engine over recorded logs with strategies trading: the backtest runner.
+
+Why this module exists: a backtest must be the season, not an imitation of it. Strategies
+act only by sending orders and cancels, which become inputs of a run log exactly like a
+hosted agent's requests: each is stamped with the time of the input its strategy was
+handling plus the run's latency, and is applied after every log input stamped at or before
+that time. The run log (the market data verbatim, plus registrations, orders and cancels)
+is written as it goes, so ``arena replay`` of it gives the same ranking byte for byte, and
+a run cut short by a failing strategy keeps everything up to the failure.
+
+The pass reads a *line source*: recorded logs (``run``, through ``LogReader``) or a live
+feed (``run_live``, through ``arena_tui.run.live.LiveFeed``: market data as received, a tick
+every second, gaps), one loop for both. A live run's log is durable as it goes
+(``DurableRunLog``): each line reaches the OS before the engine applies it.
+
+Why one module: the order of the pass (queued strategy inputs due, the line into the run
+log, the engine, then the hooks) is the run's contract with ``arena replay``; the loop and
+the steps it takes read together. Its vocabulary (entrants, sources, result, errors) is in
+``parts``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.runlog import DurableRunLog, RunLog
+from arena_tui.run.loader import StrategyError, failure
+from arena_tui.run.market import AssetContext, Book, MarketView, Trade
+from arena_tui.run.parts import (
+    BacktestError,
+    BacktestResult,
+    Entrant,
+    LineSource,
+    LiveSource,
+    NotStarted,
+    Status,
+    overridden,
+)
+from arena_tui.run.replay import ReplayResult, fill_line, ranking_rows
+from arena_tui.run.strategy import Context
+from arena_tui.season.file import log_header, write_season
+from arena_tui.util.human import utc_minute
+from engine import Engine, Line, MalformedInput, Season
+from engine import events as ev
+from engine.inputs import AssetCtx
+from engine.inputs import Book as BookMsg
+from engine.inputs import Trade as RawTrade
+from engine.inputs import Trades as TradesMsg
+
+_LINE = msgspec.json.Decoder(Line)
+_ENC = msgspec.json.Encoder()
+
+
+class Backtest:
+    """Run ``entrants`` over ``logs`` under ``season``; see the module docstring."""
+
+    def __init__(
+        self,
+        season: Season,
+        entrants: Sequence[Entrant],
+        *,
+        run_log: Path | None,
+        sources: Sequence[str] = (),
+        latency_ms: int = 0,
+        seed: int = 0,
+        on_event: Callable[[ev.AnyEvent], None] | None = None,
+        exit_value: Callable[[Engine, str, dict[str, MarketView]], int] | None = None,
+        generator: str = "arena backtest",
+        feed: str | None = None,
+    ) -> None:
+        """``feed``: the live feed's URL, for a run on it (``run_live``): the header names
+        it and the run log is a :class:`DurableRunLog`."""
+        names = [e.name for e in entrants]
+        if len(set(names)) != len(names):
+            raise BacktestError(f"entry names must be unique: {', '.join(names)}")
+        self.season = season
+        self.engine = Engine(season)
+        self.engine.record_prints = True
+        self.entrants = list(entrants)
+        self.by_name = {e.name: e for e in entrants}
+        self.latency_ms = latency_ms
+        self.on_event = on_event
+        self.exit_value = exit_value
+        self.markets = {
+            m.coin: MarketView(self.engine, m.coin, m.asset, m.szDecimals) for m in season.markets
+        }
+        for e in self.entrants:
+            e.hooks = overridden(e.strategy)
+        self.trade_hooks = [e for e in self.entrants if "on_trades" in e.hooks]
+        self.book_hooks = [e for e in self.entrants if "on_book" in e.hooks]
+        for e in self.entrants:
+            e.ctx = Context(e.name, self.engine, self._sender(e.name), seed, latency_ms)
+            e.ctx.markets = self.markets
+            e.ctx.account._markets = self.markets
+        header = log_header(season, generator)
+        header.update(sources=[Path(s).name for s in sources], entries=names)
+        if feed is not None:
+            header["feed"] = feed
+        self.log = RunLog(run_log, header) if feed is None else DurableRunLog(run_log, header)
+        if run_log is not None:
+            write_season(season, run_log.parent)
+        self.queue: list[tuple[int, int, dict[str, Any]]] = []
+        self._seq = itertools.count()
+        self.fills_sha = hashlib.sha256()
+        self.fills = 0
+        self.own_inputs = 0
+        self.live = False  # strategies are registered: their hooks run from now on
+        self.now = 0  # the time of the input being handled
+
+    # ---- strategy inputs -------------------------------------------------------------
+
+    def _sender(self, name: str) -> Callable[[int, dict[str, Any]], None]:
+        def send(stamp: int, msg: dict[str, Any]) -> None:
+            heapq.heappush(self.queue, (stamp, next(self._seq), msg))
+
+        return send
+
+    def _own(self, t: int, msg: dict[str, Any]) -> None:
+        """Apply one strategy input: into the run log first, then the engine."""
+        e = self.by_name[msg["entry"]]
+        if e.ctx is not None and e.ctx.in_flight and e.ctx.in_flight[0] is msg:
+            e.ctx.in_flight.popleft()  # each entry's requests arrive in the order sent
+        raw = _ENC.encode({"t": t, "arena": msg})
+        self.log.write(raw)
+        self.own_inputs += 1
+        self._apply(_LINE.decode(raw))
+
+    def _flush(self, before: int) -> None:
+        """Apply every queued strategy input stamped before ``before``, in stamp order."""
+        queue = self.queue
+        while queue and queue[0][0] < before and not self.engine.over:
+            stamp, _, msg = heapq.heappop(queue)
+            self._own(stamp, msg)
+
+    # ---- the pass --------------------------------------------------------------------
+
+    def run(
+        self,
+        logs: Sequence[str],
+        progress: Status | None = None,
+        pace: Callable[[int], bool] | None = None,
+    ) -> BacktestResult:
+        """One pass over ``logs``; the strategies register at the season's start.
+
+        ``pace(t)``, when given, is called before each log input with its time: a viewer
+        may wait in it (to play at a speed, or paused); returning False ends the run there.
+        """
+        reader = LogReader(logs, coins=[m.coin for m in self.season.markets], hashed=False)
+        early = (
+            "the logs end before the season starts: nothing to trade "
+            f"(season {self.season.id} starts at {self.season.start})"
+        )
+        return self._pass(reader, progress, pace, every=0x3FFF, late=False, early=early)
+
+    def run_live(
+        self,
+        source: LiveSource,
+        progress: Status | None = None,
+        pace: Callable[[int], bool] | None = None,
+    ) -> BacktestResult:
+        """One pass over a live source, until the season ends or the source stops.
+
+        The strategies register at the first input at or after the season's start (at
+        once, stamped with that input's time, when the season is already running);
+        ``progress`` is updated after every input; ``pace`` as for ``run`` (a live viewer
+        must not wait in it: the feed does not wait). The source is closed however the
+        pass ends; NotStarted if it stopped before the season started.
+        """
+        starts = utc_minute(self.season.start)
+        early = f"stopped before any input of season {self.season.id} ({starts} on): nothing traded"
+        try:
+            return self._pass(source, progress, pace, every=0, late=True, early=early)
+        finally:
+            source.close()
+
+    def _pass(
+        self,
+        source: LineSource,
+        progress: Status | None,
+        pace: Callable[[int], bool] | None,
+        *,
+        every: int,
+        late: bool,
+        early: str,
+    ) -> BacktestResult:
+        """The one loop: each input into the run log, then the engine, then the hooks.
+
+        ``every``: update ``progress`` when ``inputs & every`` is 0. ``late``: register at
+        the first input's time rather than at the season's start.
+        """
+        start = self.season.start
+        registered = False
+        last_t: int | None = None
+        n = 0
+        try:
+            for line in source:
+                t = line.t
+                if pace is not None and not pace(t):
+                    break
+                if not registered and t >= start:
+                    self._register(t if late else start)
+                    registered = True
+                self._flush(t)
+                self.log.write(source.raw)
+                try:
+                    self._apply(line)
+                except MalformedInput as exc:
+                    raise source.error(str(exc)) from None
+                last_t = t
+                n += 1
+                if progress is not None and not n & every:
+                    progress.update(n, t)
+                if self.engine.over:
+                    break
+            if not registered:
+                raise NotStarted(early)
+            if last_t is not None:
+                self._flush(last_t + 1)
+            self._end()
+        finally:
+            self.log.close()
+            if progress is not None:
+                progress.done()
+        dropped = len(self.queue)
+        replay = ReplayResult(
+            season=self.season,
+            log_sha256=self.log.sha.hexdigest(),
+            fills_sha256=self.fills_sha.hexdigest(),
+            end=self.engine.last_mark,
+            final=self.engine.final,
+            ranking=ranking_rows(self.engine),
+            inputs=n + self.own_inputs,
+            fills=self.fills,
+        )
+        return BacktestResult(replay, self.entrants, self.log.path, n, self.own_inputs, dropped)
+
+    def _register(self, at: int) -> None:
+        """Every strategy registers at ``at``, in the order given, before any input at it."""
+        for e in self.entrants:
+            if e.name in self.engine.accounts:
+                raise BacktestError(f"entry name {e.name!r} is already taken in the logs")
+            self._own(at, {"type": "register", "entry": e.name})
+        self.live = True
+        self.now = at
+        for e in self.entrants:
+            self._call(e, "on_start")
+
+    def _end(self) -> None:
+        for e in self.entrants:
+            self._call(e, "on_end")
+
+    def _call(self, e: Entrant, hook: str, *args: Any) -> None:
+        ctx = e.ctx
+        assert ctx is not None
+        ctx.t = self.now  # what the strategy sends now is stamped with this input's time
+        try:
+            getattr(e.strategy, hook)(ctx, *args)
+        except Exception as exc:
+            raise StrategyError(failure(e.path, exc, f"in {hook}, entry {e.name}")) from exc
+
+    def _apply(self, line: Line) -> None:
+        out = self.engine.apply(line)
+        t = self.now = line.t
+        if out:
+            self._events(out)
+        hl = line.hl
+        if hl is None or self.engine.over:
+            return
+        if type(hl) is TradesMsg:
+            self._trades(t)
+        elif type(hl) is BookMsg:
+            self._book(hl, t)
+        elif type(hl) is AssetCtx:
+            self._ctx(hl, t)
+
+    def _events(self, out: list[ev.AnyEvent]) -> None:
+        for event in out:
+            kind = type(event)
+            if kind is ev.Fill:
+                self.fills_sha.update(fill_line(event))  # type: ignore[arg-type]
+                self.fills += 1
+            if self.on_event is not None:
+                self.on_event(event)
+            entry = getattr(event, "entry", None)
+            e = self.by_name.get(entry) if entry is not None else None
+            if e is None:
+                continue
+            if kind is ev.MinuteMark:
+                exit_eq = None
+                if self.exit_value is not None:
+                    exit_eq = self.exit_value(self.engine, e.name, self.markets)
+                e.stats.mark(event, exit_eq)  # type: ignore[arg-type]
+                if "on_mark" in e.hooks:
+                    self._call(e, "on_mark", event)
+                continue
+            e.stats.event(event)
+            if kind is not ev.ScoreRow and kind is not ev.Registered and "on_event" in e.hooks:
+                self._call(e, "on_event", event)
+
+    def _trades(self, t: int) -> None:
+        applied = self.engine.applied_prints
+        if not applied:
+            return
+        markets = self.markets
+        coin = applied[0].coin
+        if len(applied) == 1 or all(raw.coin == coin for raw in applied):
+            # one coin a message, as Hyperliquid sends them
+            groups = [(markets.get(coin), applied)]
+        else:
+            by_coin: dict[str, list[RawTrade]] = {}
+            for raw in applied:
+                by_coin.setdefault(raw.coin, []).append(raw)
+            groups = [(markets.get(c), raws) for c, raws in by_coin.items()]
+        for market, raws in groups:
+            if market is None:
+                continue
+            prints = [Trade(raw, t) for raw in raws]
+            market.prints.extend(prints)
+            if self.live:
+                for e in self.trade_hooks:
+                    self._call(e, "on_trades", prints)
+
+    def _book(self, hl: BookMsg, t: int) -> None:
+        market = self.markets.get(hl.data.coin)
+        if market is None:
+            return
+        book = Book(hl.data, t)
+        market.book = book
+        if not self.live:
+            return
+        for e in self.book_hooks:
+            self._call(e, "on_book", book)
+
+    def _ctx(self, hl: AssetCtx, t: int) -> None:
+        if hl.data.coin not in self.markets or not self.live:
+            return
+        view: AssetContext | None = None
+        for e in self.entrants:
+            if "on_asset_ctx" in e.hooks:
+                view = view or AssetContext(hl.data, t)
+                self._call(e, "on_asset_ctx", view)

@@ -1,0 +1,84 @@
+"""The vocabulary of a run, shared by the runner, what builds it and what watches it.
+
+An :class:`Entrant` (a strategy in the run and what it gathered), the line sources a pass
+reads (recorded logs or a live feed), the status line it updates, its
+:class:`BacktestResult`, and the errors that end a run as one line. Kept apart from the
+pass itself (``backtest``) so a viewer or a builder can speak of a run without the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from arena_tui.run.replay import ReplayResult
+from arena_tui.run.stats import EntryStats
+from arena_tui.run.strategy import Context, Strategy
+from arena_tui.util.errors import ArenaError
+from engine import Line
+
+HOOKS = ("on_book", "on_trades", "on_asset_ctx", "on_event", "on_mark")
+
+
+class BacktestError(ArenaError):
+    """A backtest that cannot run as asked (one line)."""
+
+
+class NotStarted(BacktestError):
+    """The input ended (or the run was stopped) before the season started: nothing traded."""
+
+
+class LineSource(Protocol):
+    """What the pass reads: inputs in ``t`` order, each with the bytes to log for it."""
+
+    raw: bytes  # the line last yielded, verbatim, for the run log
+
+    def __iter__(self) -> Iterator[Line]: ...
+
+    def error(self, message: str) -> Exception:
+        """The error to raise for the line last yielded (the engine refused it)."""
+        ...
+
+
+class LiveSource(LineSource, Protocol):
+    def close(self) -> None:
+        """Stop receiving (idempotent); the pass calls it however it ends."""
+        ...
+
+
+class Status(Protocol):
+    """A progress line: ``update`` after inputs (as often as the pass says), ``done`` once."""
+
+    def update(self, inputs: int, t: int) -> None: ...
+
+    def done(self) -> None: ...
+
+
+@dataclass
+class Entrant:
+    """A strategy in the run: its entry name, its source file, and its context."""
+
+    name: str
+    strategy: Strategy
+    path: Path
+    ctx: Context | None = None
+    hooks: frozenset[str] = frozenset()
+    stats: EntryStats = field(default_factory=EntryStats)
+
+
+@dataclass
+class BacktestResult:
+    replay: ReplayResult  # what `arena replay` of the run log prints
+    entrants: list[Entrant]
+    run_log: Path | None
+    inputs: int  # log inputs read
+    own_inputs: int  # registrations, orders and cancels the strategies sent
+    dropped: int  # strategy inputs stamped after the last log input (never applied)
+
+
+def overridden(strategy: Strategy) -> frozenset[str]:
+    """The hooks a strategy's class overrides (the others are not called at all)."""
+    cls = type(strategy)
+    return frozenset(h for h in HOOKS if getattr(cls, h) is not getattr(Strategy, h))

@@ -1,0 +1,114 @@
+"""What a backtest remembers of each entry for its report, gathered from engine events.
+
+Why this module exists: the report must say what the engine did, not what a second
+calculation thinks it did, so every figure here is a sum or a count of the engine's own
+events (fills and their fees, funding, performance fees, rejections and closes by reason,
+minute marks). Exit-value equity is the one figure the engine does not make; it is
+computed by ``exit_equity`` from the engine's positions and the latest books.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from engine import events as ev
+from engine.units import DAY_MS, notional, tdiv
+
+if TYPE_CHECKING:
+    from arena_tui.run.market import MarketView
+    from engine.core import Engine
+
+
+@dataclass(frozen=True)
+class MarkRow:
+    """One minute mark of one entry (money e6, ratios e8)."""
+
+    t: int
+    equity: int
+    peak: int
+    drawdown: int
+    mdd: int
+    active: bool
+    exit_equity: int | None
+
+
+@dataclass
+class EntryStats:
+    fills: list[ev.Fill] = field(default_factory=list)
+    taker_fills: int = 0
+    maker_fills: int = 0
+    venue_fees: int = 0
+    exec_fees: int = 0
+    perf_fees: int = 0
+    funding: int = 0  # paid (negative: received)
+    orders_accepted: int = 0
+    rejections: Counter[str] = field(default_factory=Counter)
+    closes: Counter[str] = field(default_factory=Counter)
+    marks: list[MarkRow] = field(default_factory=list)
+    paused_at: int | None = None
+
+    def event(self, e: ev.AnyEvent) -> None:
+        if isinstance(e, ev.Fill):
+            self.fills.append(e)
+            if e.taker:
+                self.taker_fills += 1
+            else:
+                self.maker_fills += 1
+            self.venue_fees += e.venue_fee
+            self.exec_fees += e.exec_fee
+        elif isinstance(e, ev.Accepted):
+            self.orders_accepted += 1
+        elif isinstance(e, ev.Rejected):
+            self.rejections[str(e.reason)] += 1
+        elif isinstance(e, ev.Closed):
+            self.closes[str(e.reason)] += 1
+        elif isinstance(e, ev.FundingPaid):
+            self.funding += e.payment
+        elif isinstance(e, ev.PerformanceFee):
+            self.perf_fees += e.fee
+        elif isinstance(e, ev.Paused):
+            self.paused_at = e.t
+
+    def mark(self, m: ev.MinuteMark, exit_equity: int | None) -> None:
+        self.marks.append(MarkRow(m.t, m.equity, m.peak, m.drawdown, m.mdd, m.active, exit_equity))
+
+    @property
+    def fill_days(self) -> int:
+        return len({tdiv(f.t, DAY_MS) for f in self.fills})
+
+
+def exit_value(engine: Engine, entry: str, markets: dict[str, MarketView]) -> int:
+    """Equity if every position were closed now against the latest book (seed 004).
+
+    Each position walks the opposite side of its coin's latest book at full displayed
+    size, paying the taker and execution fees on each level. What the displayed depth
+    cannot absorb is priced at the last (worst) displayed level; with no book, or an empty
+    opposite side, the position counts at the engine's mark.
+    """
+    rules = engine.rules
+    acct = engine.accounts[entry]
+    total = acct.cash
+    for asset, pos in acct.positions.items():
+        a = engine.assets[asset]
+        market = markets.get(a.coin)
+        book = market.book if market is not None else None
+        side = [] if book is None else (book.bids if pos > 0 else book.asks)
+        levels = [(px, sz) for px, sz, _ in side]
+        left = abs(pos)
+        if levels:
+            levels[-1] = (levels[-1][0], max(levels[-1][1], left))  # the rest at the worst
+        else:
+            levels = [(a.mark or 0, left)]
+        for px, sz in levels:
+            if left <= 0:
+                break
+            q = min(left, sz)
+            n = notional(px, q)
+            fees = tdiv(n * rules.taker_fee_dbps, 100_000) + tdiv(
+                n * rules.execution_fee_dbps, 100_000
+            )
+            total += (n if pos > 0 else -n) - fees
+            left -= q
+    return total

@@ -1,0 +1,280 @@
+"""``arena synth``: a deterministic, Hyperliquid-shaped synthetic recording.
+
+Why it exists: a newcomer should be able to backtest right after installing, with no feed to
+record and no archive to download. This writes a version-1 recording (header
+``"recording": "synthetic"``, then market data only: ``l2Book``, ``trades``,
+``activeAssetCtx`` messages as Hyperliquid's WebSocket sends them) for any coins, hours and
+seed. The same arguments give the same bytes: each coin draws from its own
+``random.Random`` seeded from (seed, coin), nothing depends on dict or set order or the
+clock, and the arithmetic is platform-exact (``exact``). A shorter run is a prefix of a
+longer one, and a coin's data does not depend on which other coins are generated.
+
+The model lives in ``market`` (price), ``book`` (book), ``feed`` (messages)
+and ``coins`` (the built-in coins); bench/genlog.py builds its benchmark log on
+:class:`Synth` too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from random import Random
+from typing import IO, Any
+
+import lz4.frame
+import msgspec
+
+from arena_tui.synth.coins import BUILTIN, Profile, profile_for
+from arena_tui.synth.feed import BOOK, CTX, TRADES, CoinFeed, Item, Users
+from engine.season import Market
+
+SYNTH_VERSION = 1  # bump when the same arguments would give other bytes
+HOUR_MS = 3_600_000
+MAX_HOURS = 24 * 31
+DEFAULT_START = "2026-12-01T00:00:00Z"
+NOTE = (
+    "Synthetic market data from a seeded random model shaped like Hyperliquid's WebSocket "
+    "feed (book every ~5 s, trades, asset contexts). Not real prices: for trying strategies "
+    "and tools, not for judging them."
+)
+
+
+class SynthError(Exception):
+    """Arguments ``arena synth`` cannot work with (one line)."""
+
+
+def parse_start(text: str) -> int:
+    """``2026-12-01T00:00:00Z``, ``2026-12-01`` (UTC midnight) or an offset time -> ms."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise SynthError(
+            f"--start {text!r}: not a time; use ISO 8601, e.g. 2026-12-01T00:00:00Z"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    ms = (when - epoch) // dt.timedelta(milliseconds=1)
+    if ms <= 0:
+        raise SynthError(f"--start {text!r}: must be after 1970")
+    return ms
+
+
+def iso(ms: int) -> str:
+    when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + (f".{ms % 1000:03d}Z" if ms % 1000 else "Z")
+
+
+def choose_markets(coins: Sequence[str], meta: Sequence[Market] | None) -> list[Market]:
+    """The markets of ``coins``, by asset index: from ``meta`` when given, else the table."""
+    if meta is not None:
+        by_coin = {m.coin: m for m in meta}
+        missing = [c for c in coins if c not in by_coin]
+        if missing:
+            raise SynthError(f"not in --meta's universe: {', '.join(missing)} (names are exact)")
+        chosen = [by_coin[c] for c in coins]
+    else:
+        unknown = [c for c in coins if c not in BUILTIN]
+        if unknown:
+            raise SynthError(
+                f"unknown coin {', '.join(unknown)}: built in are {', '.join(BUILTIN)}; "
+                "for others give --meta FILE (a saved Hyperliquid meta answer)"
+            )
+        chosen = [BUILTIN[c][0] for c in coins]
+    return sorted(chosen, key=lambda m: m.asset)
+
+
+@dataclass
+class Stats:
+    """What a run wrote (the header not counted in ``lines``)."""
+
+    lines: int = 0
+    bytes: int = 0
+    first_t: int | None = None
+    last_t: int | None = None
+    by_coin: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def total(self, what: str) -> int:
+        return sum(c[what] for c in self.by_coin.values())
+
+    def count(self, coin: str, kind: int, prints: int) -> None:
+        c = self.by_coin[coin]
+        c[KINDS[kind]] += 1
+        c["prints"] += prints
+
+
+KINDS = {TRADES: "trades", BOOK: "books", CTX: "ctxs"}
+
+
+class Synth:
+    """The merged market data of several coins, a second at a time.
+
+    ``activity`` scales every coin's trading rate (bench/genlog.py uses a busier market).
+    """
+
+    def __init__(
+        self,
+        markets: Sequence[Market],
+        seed: int,
+        start_ms: int,
+        profiles: Sequence[Profile] | None = None,
+        activity: float = 1.0,
+    ) -> None:
+        self.markets = list(markets)
+        self.start_ms = start_ms
+        users = Users(Random(f"arena-synth:{seed}:users"))
+        chosen = profiles if profiles is not None else [profile_for(m) for m in markets]
+        self.feeds = [
+            CoinFeed(m, p, seed, start_ms, users, activity)
+            for m, p in zip(self.markets, chosen, strict=True)
+        ]
+        self.by_coin = {f.coin: f for f in self.feeds}
+
+    def windows(self) -> Iterator[tuple[int, list[Item]]]:
+        """Forever: (second start, that second's lines of every coin, in time order).
+
+        A line is ``(t, coin's position in markets, kind, prints, text)``; lines of one
+        instant keep the coins' order.
+        """
+        t0 = self.start_ms
+        while True:
+            out: list[Item] = []
+            for i, feed in enumerate(self.feeds):
+                feed.second(t0, out, i)
+            out.sort(key=lambda x: (x[0], x[1]))
+            yield t0, out
+            t0 += 1000
+
+    def items(self, end_ms: int) -> Iterator[Item]:
+        """Every line with ``t < end_ms``, in order."""
+        for t0, window in self.windows():
+            if t0 >= end_ms:
+                return
+            for item in window:
+                if item[0] >= end_ms:
+                    return
+                yield item
+
+
+def header(markets: Sequence[Market], seed: int, start_ms: int, hours: float) -> bytes:
+    command = (
+        f"arena synth --coins {','.join(m.coin for m in markets)} --hours {hours_text(hours)} "
+        f"--seed {seed} --start {iso(start_ms)}"
+    )
+    # The generator's own fields sit under "synth", clear of any header field the format
+    # may define later (the reader ignores unknown fields).
+    doc: dict[str, Any] = {
+        "arena_log": 1,
+        "recording": "synthetic",
+        "generator": "arena synth",
+        "note": NOTE,
+        "synth": {
+            "version": SYNTH_VERSION,
+            "seed": seed,
+            "start": iso(start_ms),
+            "hours": int(hours) if float(hours).is_integer() else hours,
+            "command": command,
+        },
+        "markets": [msgspec.to_builtins(m) for m in markets],
+    }
+    return msgspec.json.encode(doc)
+
+
+def hours_text(hours: float) -> str:
+    return str(int(hours)) if float(hours).is_integer() else repr(hours)
+
+
+def end_of(start_ms: int, hours: float) -> int:
+    if not 0 < hours <= MAX_HOURS:
+        raise SynthError(f"--hours {hours_text(hours)}: give more than 0 and at most {MAX_HOURS}")
+    return start_ms + round(hours * HOUR_MS)
+
+
+def write(
+    f: IO[bytes],
+    markets: Sequence[Market],
+    seed: int,
+    start_ms: int,
+    hours: float,
+    progress: Callable[[int, int], None] | None = None,
+) -> Stats:
+    """Write the whole recording to ``f`` (uncompressed bytes); return what was written."""
+    end = end_of(start_ms, hours)
+    synth = Synth(markets, seed, start_ms)
+    fields = ("books", "trades", "prints", "ctxs")
+    stats = Stats(by_coin={m.coin: dict.fromkeys(fields, 0) for m in markets})
+    head = header(markets, seed, start_ms, hours) + b"\n"
+    f.write(head)
+    stats.bytes = len(head)
+    coins = [m.coin for m in markets]
+    batch: list[str] = []
+    for t, order, kind, prints, line in synth.items(end):
+        stats.count(coins[order], kind, prints)
+        if stats.first_t is None:
+            stats.first_t = t
+        stats.last_t = t
+        batch.append(line)
+        if len(batch) >= 4096:
+            _flush(f, batch, stats, progress)
+    _flush(f, batch, stats, progress)
+    return stats
+
+
+def _flush(
+    f: IO[bytes], batch: list[str], stats: Stats, progress: Callable[[int, int], None] | None
+) -> None:
+    if not batch:
+        return
+    data = ("\n".join(batch) + "\n").encode()
+    f.write(data)
+    stats.bytes += len(data)
+    stats.lines += len(batch)
+    batch.clear()
+    if progress is not None and stats.last_t is not None:
+        progress(stats.lines, stats.last_t)
+
+
+def _compressed(raw: IO[bytes], name: str) -> IO[bytes]:
+    if name.endswith(".gz"):  # no name, no mtime in the gzip header: same bytes every run
+        return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0)  # type: ignore[return-value]
+    if name.endswith(".lz4"):
+        return lz4.frame.LZ4FrameFile(raw, "wb")  # type: ignore[no-any-return]
+    return raw
+
+
+def write_file(
+    out: Path,
+    markets: Sequence[Market],
+    seed: int,
+    start_ms: int,
+    hours: float,
+    *,
+    force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Stats:
+    """Write ``out`` (compressed by extension) whole or not at all: a temp file, renamed."""
+    end_of(start_ms, hours)
+    if out.exists() and not force:
+        raise SynthError(f"{out}: already exists (give --force to overwrite it)")
+    if out.is_dir():
+        raise SynthError(f"{out}: is a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    try:
+        with open(tmp, "wb") as raw:
+            f = _compressed(raw, out.name)
+            stats = write(f, markets, seed, start_ms, hours, progress)
+            if f is not raw:
+                f.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        if out.exists() and not force:
+            raise SynthError(f"{out}: appeared while writing; not overwritten")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return stats

@@ -1,0 +1,6 @@
+"""Small helpers every room may use: known errors as one line (``errors``), times and the
+progress line for people (``human``), compact JSON (``jsonout``), the data directory
+(``paths``), and the options several commands share (``options``).
+
+May import: nothing else of arena_tui, and not ``engine``.
+"""

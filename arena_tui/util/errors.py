@@ -1,0 +1,39 @@
+"""Known failures become one line on stderr and an exit code, never a traceback.
+
+May import: nothing of arena_tui (every room raises :class:`ArenaError`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+
+class ArenaError(Exception):
+    """A failure the user can act on, said in one line: a bad file, log, season, strategy or
+    run. Each room's own error derives from it (``LogError``, ``SeasonError``,
+    ``MetaError``, ``StrategyError``, ``BacktestError``), so entry points catch this one
+    class without importing the rooms that raise it."""
+
+
+KNOWN = (ArenaError,)
+EXIT_ERROR = 1
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    sys.stderr.write(f"arena: error: {message}\n")
+    raise SystemExit(code)
+
+
+def run_cli(command: Callable[[], object], prog: str) -> None:
+    """Run a console script: known failures, Ctrl-C and a closed pipe end it cleanly."""
+    try:
+        command()
+    except KNOWN as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted\n")
+        raise SystemExit(130) from None
+    except BrokenPipeError:  # e.g. piped into head
+        raise SystemExit(0) from None

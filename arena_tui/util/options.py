@@ -1,0 +1,70 @@
+"""Options shared by several commands, so each is spelled and explained once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+StrategyArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Strategy file (one Strategy subclass; see docs/strategies.md).",
+        metavar="STRATEGY",
+        dir_okay=False,
+    ),
+]
+SeasonOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--season",
+        "-s",
+        help="Season file (TOML or JSON) to replay under. Default: the season the log names "
+        "(found beside the log or in ./seasons), else the backtest defaults: Season 0 rules, "
+        "the markets in the log headers, the whole minutes the log spans.",
+        dir_okay=False,
+    ),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print JSON for programs instead of a table.")
+]
+MetaOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--meta",
+        help='A saved answer of Hyperliquid\'s {"type":"meta"} (JSON) to take asset indexes '
+        "and szDecimals from, offline. Default: ask --info-url.",
+        dir_okay=False,
+    ),
+]
+InfoUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--info-url",
+        help="Hyperliquid info endpoint to fetch meta from when no --meta is given. "
+        "Default: https://api.hyperliquid.xyz/info.",
+    ),
+]
+
+
+VsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vs",
+        help="Also run these as entries: 'baselines' (momentum, reversion, "
+        "control_random, maker) and/or strategy files, comma-separated.",
+    ),
+]
+LatencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--latency-ms",
+        min=0,
+        help="Added to the time a strategy's orders are stamped with (the receive time of "
+        "the input it was handling).",
+    ),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
+]

@@ -1,5 +1,9 @@
 """Golden files: committed logs and their expected replay output, byte for byte.
 
+Each golden log is also replayed through the contract's reference model
+(``tests/reference.py``, no engine code), whose fills and ranking must be the golden files':
+a golden file regenerated from a buggy engine fails here.
+
 To regenerate after a change you have checked by hand (and explained in the commit):
 ``ARENA_REGEN_GOLDEN=1 python -m pytest tests/test_golden.py``.
 """
@@ -12,8 +16,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from arena_tui.logs.logfile import LogReader
+from arena_tui.season.file import resolve_season
+from engine.events import Fill, MinuteMark
+from tests.reference import E8, Reference, tdiv
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
@@ -62,6 +72,77 @@ def test_log_sha256_is_the_uncompressed_bytes(name: str) -> None:
             h.update(f.read())
     doc = json.loads((GOLDEN / f"{name}.replay.json").read_bytes())
     assert doc["log_sha256"] == h.hexdigest()
+
+
+def reference_run(name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The fills and the replay summary (end, final, ranking) the reference model gives for
+    a golden case, each in the contract's output form."""
+    logs, season_path = CASES[name]
+    paths = [str(ROOT / log) for log in logs]
+    season = resolve_season(paths, None if season_path is None else ROOT / season_path)
+    ref = Reference(season)
+    fills: list[dict[str, Any]] = []
+    end = None
+    for line in LogReader(paths, hashed=False):
+        for e in ref.apply(line):
+            if isinstance(e, MinuteMark):
+                end = e.t
+            elif isinstance(e, Fill):
+                fills.append(
+                    {
+                        "t": e.t,
+                        "entry": e.entry,
+                        "oid": e.oid,
+                        "cloid": f"0x{e.cloid:032x}" if e.cloid else None,
+                        "asset": e.asset,
+                        "isBuy": e.is_buy,
+                        "px": e.px,
+                        "sz": e.sz,
+                        "liquidity": "taker" if e.taker else "maker",
+                        "venue_fee": e.venue_fee,
+                        "exec_fee": e.exec_fee,
+                    }
+                )
+    rules, e0 = season.rules, season.rules.starting_equity
+    rows = []
+    for a in ref.accounts.values():
+        ret = tdiv((a.last_equity - e0) * E8, e0)
+        score = ret - tdiv(a.mdd * rules.lambda_num, rules.lambda_den)
+        eligible = (
+            len(a.fill_days) >= rules.min_fill_days
+            and a.marks > 0
+            and a.active_marks * 100 >= a.marks * rules.min_active_pct
+        )
+        row = {
+            "entry": a.name,
+            "score": score,
+            "return": ret,
+            "mdd": a.mdd,
+            "equity": a.last_equity,
+            "eligible": eligible,
+            "fill_days": len(a.fill_days),
+            "active_marks": a.active_marks,
+            "marks": a.marks,
+        }
+        rows.append(((not eligible, -score, a.mdd, a.idx), row))
+    ranking = [r for _, r in sorted(rows, key=lambda x: x[0])]
+    for rank, r in enumerate(ranking, 1):
+        r["rank"] = rank if r["eligible"] else None
+    return fills, {"end": end, "final": ref.over, "ranking": ranking}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_reference_model_gives_the_golden_fills_and_ranking(name: str) -> None:
+    """The golden files agree with a second reading of the contract, not only with the
+    engine that wrote them (so ARENA_REGEN_GOLDEN cannot bake an engine bug in)."""
+    fills, summary = reference_run(name)
+    golden = json.loads((GOLDEN / f"{name}.replay.json").read_bytes())
+    written = (GOLDEN / f"{name}.fills.jsonl").read_bytes()
+    assert [json.loads(x) for x in written.splitlines()] == fills
+    text = "".join(json.dumps(f, sort_keys=True, separators=(",", ":")) + "\n" for f in fills)
+    assert golden["fills_sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert {k: golden[k] for k in summary} == summary
+    assert len(fills) > 3 and len(summary["ranking"]) >= 3  # not vacuous
 
 
 def test_same_json_under_any_hash_seed(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,16 @@ import httpx
 import msgspec
 
 from arena_tui.host import answers
+from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
+from arena_tui.host.server import Host
 from arena_tui.logs.logfile import LogReader
-from arena_tui.season.file import load_season
+from arena_tui.record.feed import wall_ms
+from arena_tui.season.file import input_bounds, load_season
 from engine import Engine
 from engine import events as ev
 from engine.inputs import Cancel, Order
+from engine.season import MINUTE_MS
 from tests import build
 from tests.clirun import ROOT, arena, one_error_line
 from tests.hostkit import SYNTH, db_rows, log_rows, order, replay_rows, season_file, wait_until
@@ -126,6 +131,24 @@ def test_done_when_replay_register_agent_scores_and_replay_agree(tmp_path: Path)
         assert secret not in text
 
 
+def check_restamped_run(log: Path, season: dict[str, Any], before: int) -> None:
+    """The season a host made for replaying SYNTH at 60x with no --season, and its log,
+    judged by the host's own origin (the wall time it mapped the recording's first input
+    to, in the log's header): never by a clock the test read before the host started, as a
+    minute boundary may fall in between."""
+    origin = json.loads(log.read_bytes().split(b"\n", 1)[0])["replay"]["origin_wall"]
+    assert before <= origin  # the host took its origin after the test started it
+    assert season["start"] == origin // MINUTE_MS * MINUTE_MS and season["state"] == "running"
+    first, last = input_bounds([str(SYNTH)])
+    ends = origin + (last - first) // 60  # the recording's last input, re-stamped at 60x
+    assert season["end"] - MINUTE_MS < ends <= season["end"]  # the minute after it
+    lines = log_rows(log)
+    ts = [r["t"] for r in lines]
+    assert ts == sorted(ts) and ts[0] >= origin  # re-stamped onto the host's clock
+    books = [(r["t"], r["hl"]["data"]) for r in lines if r.get("hl", {}).get("channel") == "l2Book"]
+    assert books and all(0 <= t - book["time"] < 1000 for t, book in books)  # fresh, not stale
+
+
 def test_a_replay_with_no_season_covers_the_restamped_run(tmp_path: Path) -> None:
     log = tmp_path / "season.jsonl"
     before = int(time.time() * 1000)
@@ -134,16 +157,35 @@ def test_a_replay_with_no_season_covers_the_restamped_run(tmp_path: Path) -> Non
         season = httpx.get(info["url"] + "/v1/season").json()
     finally:
         _, err = stop(proc)
-    assert season["start"] <= before and season["state"] == "running"
-    assert season["end"] >= before + 6 * 3_600_000 // 60  # six hours at 60x: six minutes
+    check_restamped_run(log, season, before)
     assert f"made season {season['id']}" in err
     assert load_season(tmp_path / f"{season['id']}.json").rules_sha256 == season["rules_sha256"]
-    lines = log_rows(log)
-    ts = [r["t"] for r in lines]
-    assert ts == sorted(ts) and ts[0] >= before - 1000  # re-stamped onto the host's clock
-    books = [(r["t"], r["hl"]["data"]) for r in lines if r.get("hl", {}).get("channel") == "l2Book"]
-    assert books and all(0 <= t - book["time"] < 1000 for t, book in books)  # fresh, not stale
     assert arena("logs", "check", str(log)).returncode == 0
+
+
+def test_a_host_starting_just_after_a_minute_boundary_covers_its_run(tmp_path: Path) -> None:
+    """The race above, made to happen: the test reads a clock 59 ms before a minute boundary,
+    and the host (the same one, in a thread, on that clock) starts after the boundary."""
+    wall = wall_ms()
+    boundary = (wall // MINUTE_MS + 1) * MINUTE_MS
+    offset = boundary - 59 - wall
+
+    def clock() -> int:
+        return wall_ms() + offset
+
+    before = clock()
+    wait_until(lambda: clock() >= boundary)  # under 59 ms: the boundary passes
+    log = tmp_path / "season.jsonl"
+    opts = HostOptions(log=log, port=0, replay=(SYNTH,), speed=Fraction(60))
+    notes: list[str] = []
+    host = Host(opts, clock=clock, note=notes.append).start()
+    try:
+        season = httpx.get(host.info["url"] + "/v1/season").json()
+    finally:
+        host.stop()
+    assert season["start"] == boundary > before  # its minute began after the test's reading
+    check_restamped_run(log, season, before)
+    assert any(f"made season {season['id']}" in note for note in notes)
 
 
 def test_one_host_per_log_and_register_with_or_without_it(tmp_path: Path) -> None:

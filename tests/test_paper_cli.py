@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from arena_tui.record.feed import wall_ms
 from engine import Market, Season
 from engine.season import MINUTE_MS
 from tests.clirun import ROOT, arena, arena_running, one_error_line, until
@@ -87,6 +88,7 @@ def test_arena_paper_stopped_by_sigint_exits_0_and_its_run_log_replays(tmp_path:
 def test_arena_paper_default_season_from_meta_stopped_by_sigterm(tmp_path: Path) -> None:
     out = tmp_path / "run"
     strategy = write_taker(tmp_path / "taker.py")
+    before = wall_ms()  # the command reads its clock after this, and before its first input
     with (
         FakeHL() as srv,
         paper(
@@ -102,7 +104,10 @@ def test_arena_paper_default_season_from_meta_stopped_by_sigterm(tmp_path: Path)
     header = json.loads((out / "run.jsonl").read_bytes().split(b"\n")[0])
     first_t = lines(out / "run.jsonl")[0]["t"]
     start, end = header["start"], header["end"]
-    assert start % MINUTE_MS == 0 and first_t < start <= first_t + MINUTE_MS  # the next minute
+    # the minute after the command's clock reading, which fell between before and first_t (a
+    # minute boundary may fall in between: then the first input is at or after the start)
+    next_minute = [(x // MINUTE_MS + 1) * MINUTE_MS for x in (before, first_t)]
+    assert start % MINUTE_MS == 0 and next_minute[0] <= start <= next_minute[1]
     assert end - start == 30 * MINUTE_MS
     assert header["markets"] == [{"coin": "BTC", "asset": 0, "szDecimals": 5}]  # from meta
     season = Season(header["season"], start, end, (Market("BTC", 0, 5),))

@@ -159,12 +159,15 @@ def test_bad_input_is_one_error_line(tmp_path: Path) -> None:
         assert "name at least one coin" in one_error(arena("record", "--coins", " , ", *urls))
         bad_ws = ["--ws-url", "http://127.0.0.1:1/ws", "--info-url", srv.info_url]
         assert "not a ws://" in one_error(arena("record", "--coins", "BTC", *bad_ws))
-        srv.info_status = 500
-        assert "meta answered HTTP 500" in one_error(arena("record", "--coins", "BTC", *urls))
-    today = time.strftime("%Y-%m-%d", time.gmtime())
-    (tmp_path / f"hl-{today}.jsonl").write_text(
-        '{"arena_log":1,"recording":"hyperliquid","markets":[{"coin":"ETH","asset":1,"szDecimals":4}]}\n'
-    )
+        srv.info_status = 404  # a 5xx is waited out (tests/test_offline_meta.py)
+        assert "meta answered HTTP 404" in one_error(arena("record", "--coins", "BTC", *urls))
+    # the day the recorder writes to is the UTC day of its first input: today's, or
+    # tomorrow's if midnight passes before it (both files record ETH)
+    now = time.time()
+    for when in (now, now + 86_400):
+        (tmp_path / f"hl-{time.strftime('%Y-%m-%d', time.gmtime(when))}.jsonl").write_text(
+            '{"arena_log":1,"recording":"hyperliquid","markets":[{"coin":"ETH","asset":1,"szDecimals":4}]}\n'
+        )
     with FakeHL() as srv:
         urls = ["--ws-url", srv.ws_url, "--info-url", srv.info_url, "--out", str(tmp_path)]
         msg = one_error(arena("record", "--coins", "BTC", *urls))

@@ -105,11 +105,10 @@ BAD_BODIES: list[tuple[str, bytes]] = [
     ("an array", b"[0, true, 1, 1, false, 2]"),
     ("empty", b""),
     ("unknown field", json.dumps({**order(), "leverage": 5}).encode()),
-    ("float price", json.dumps({**order(), "limitPx": 9.9e12}).encode()),
-    (
-        "float with no fraction",
-        json.dumps(order()).replace("100000,", "100000.0,").encode(),
-    ),
+    ("price with a fraction", json.dumps({**order(), "limitPx": 9900000000000.5}).encode()),
+    ("size with a fraction", json.dumps(order()).replace("100000,", "100000.25,").encode()),
+    ("size below one", json.dumps({**order(), "sz": 1e-7}).encode()),
+    ("size of 1e400", json.dumps(order()).replace("100000,", "1e400,").encode()),
     ("bool as int", json.dumps({**order(), "asset": True}).encode()),
     ("string size", json.dumps({**order(), "sz": "100000"}).encode()),
     ("int as bool", json.dumps({**order(), "isBuy": 1}).encode()),
@@ -135,6 +134,38 @@ def test_a_malformed_order_is_400_and_never_logged(tmp_path: Path, body: bytes) 
         assert r.status_code == 400
         assert r.json()["error"] == "BadRequest" and r.json()["detail"]
         assert h.inputs() == before
+
+
+def test_an_integer_is_a_number_with_no_fraction_however_it_is_written(tmp_path: Path) -> None:
+    # The document says "type": "integer", which JSON Schema (and so every client and tool
+    # reading it) takes to admit 111.0 and 1.11e2; the server reads them as the integers
+    # they are, exactly (never through a float), and logs them as digits.
+    spelled = {
+        "asset": "0.0",
+        "limitPx": "9.9e12",  # 99,000 dollars at 1e8
+        "sz": "100000.000",
+        "encodedTif": "2E0",
+    }
+    body = json.dumps(order())
+    for name, text in spelled.items():
+        body = body.replace(f'"{name}": {order()[name]}', f'"{name}": {text}')
+    assert "9.9e12" in body
+    huge = json.dumps(order()).replace("100000,", "9007199254740993.0,")  # over 2**53
+    with hosted(tmp_path) as h, h.client("alice") as alice:
+        r = alice.post("/v1/orders", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 200, r.text
+        r = alice.post("/v1/orders", content=huge, headers={"content-type": "application/json"})
+        assert r.status_code == 422  # (logged: the engine saw 9007199254740993 and refused it)
+        r = alice.post("/v1/cancel", content=b'{"oid": 1.0}')
+        assert r.status_code == 200, r.text
+    first, second = arena_rows(h.log, "order")
+    assert first == {"type": "order", "entry": "alice", **order()}
+    assert second["sz"] == 9007199254740993  # exact: a float would have made it ...992
+    assert arena_rows(h.log, "cancel") == [{"type": "cancel", "entry": "alice", "oid": 1}]
+    inputs = [x for x in h.inputs() if b'"type":"order"' in x or b'"type":"cancel"' in x]
+    assert len(inputs) == 3
+    for line in inputs:  # digits only (== alone would not say: 111.0 == 111 in Python)
+        json.loads(line, parse_float=lambda text: pytest.fail(f"{text} logged"))
 
 
 def test_a_body_over_the_limit_is_413_and_never_logged(tmp_path: Path) -> None:
@@ -164,6 +195,7 @@ AUTHED = [
     ("GET", "/v1/fills"),
     ("GET", "/v1/account"),
     ("GET", "/v1/book/BTC"),
+    ("GET", "/v1/stream"),  # (as plain HTTP: the key first, then 426)
 ]
 
 
@@ -259,8 +291,11 @@ def test_cancel_by_oid_or_cloid_then_it_leaves_after_the_delay(tmp_path: Path) -
         assert [o["cancel_at"] is not None for o in listed] == [True, True]  # still open
         h.book_after(r.json()["effective_at"])  # an input after the instant: both have left
         assert alice.get("/v1/orders").json()["orders"] == []
-        assert alice.post("/v1/cancel", json={}).status_code == 400
-        assert len(arena_rows(h.log, "cancel")) == 3
+        for neither_or_both in [{}, {"oid": None}, {"oid": 2, "cloid": "0xb"}]:
+            r = alice.post("/v1/cancel", json=neither_or_both)
+            assert r.status_code == 400  # exactly one of oid and cloid (the document's oneOf)
+        assert alice.post("/v1/cancel", json={"oid": 9, "cloid": None}).status_code == 422
+        assert len(arena_rows(h.log, "cancel")) == 4
 
 
 def test_an_entry_cannot_see_or_cancel_another_entrys_orders(tmp_path: Path) -> None:
@@ -378,6 +413,31 @@ def test_unknown_paths_and_methods_answer_json(tmp_path: Path) -> None:
         assert alice.get("/v1/cancel").status_code == 405
         r = alice.get("/v1/stream")
         assert (r.status_code, r.json()["error"]) == (426, "UpgradeRequired")
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
+
+
+def test_every_405_lists_every_method_of_its_path(tmp_path: Path) -> None:
+    # Every path the document describes (and the document's own), every method: those it
+    # documents are served (a GET also answers HEAD), any other is 405 naming exactly them.
+    with hosted(tmp_path, market=False) as h, h.client("alice") as alice:
+        doc = alice.get("/openapi.json").json()
+        served = {path: {m.upper() for m in ops} for path, ops in doc["paths"].items()}
+        served["/openapi.json"] = {"GET"}
+        for path, methods in served.items():
+            allow = methods | ({"HEAD"} if "GET" in methods else set())
+            url = path.replace("{coin}", "BTC")
+            for method in METHODS:
+                r = alice.request(method, url)
+                if method in allow:
+                    assert r.status_code != 405, (method, path)
+                    continue
+                assert r.status_code == 405, (method, path, r.status_code)
+                assert r.headers["allow"] == ", ".join(sorted(allow)), (method, path)
+                if method != "HEAD":
+                    assert r.json()["error"] == "MethodNotAllowed"
+        assert len(served) == 9  # (tests/test_host_fuzz.py: the document names every route)
 
 
 # ---- the stream ----------------------------------------------------------------------------

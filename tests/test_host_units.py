@@ -59,6 +59,47 @@ def test_moving_window_is_not_fixed_buckets_and_counts_per_entry() -> None:
     assert [retry_after_s(ms) for ms in (1, 999, 1000, 1001, 10_000)] == [1, 1, 1, 2, 10]
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 3_000), min_size=1, max_size=80),
+    st.integers(0, 2 * WINDOW),
+    st.integers(-(10**12), 10**12),
+    st.lists(st.integers(0, 3_000), min_size=1, max_size=40),
+)
+def test_a_window_restored_from_logged_wall_times_answers_as_if_never_restarted(
+    before: list[int], down: int, origin: int, after: list[int]
+) -> None:
+    # The log carries wall-clock ms; the limiter counts on a monotonic clock whose zero is
+    # anything (another process, another boot). Restored from the logged times, the new
+    # limiter refuses exactly what the old one would have, with the same waits.
+    wall_at_zero = 1_796_000_000_000  # the wall clock when the old limiter's clock read 0
+    old_clock, new_clock = FakeClock(0), FakeClock(origin)
+    old = MovingWindow(LIMIT, WINDOW, old_clock)
+    logged: list[int] = []  # the t of each allowed request (what the log holds)
+    for gap in before:
+        old_clock.now += gap
+        if old.take("alice") == 0:
+            logged.append(wall_at_zero + old_clock.now)
+    old_clock.now += down  # the server is down this long
+    new = MovingWindow(LIMIT, WINDOW, new_clock)
+    new.restore({"alice": logged, "bob": []}, wall_at_zero + old_clock.now)
+    for gap in after:
+        old_clock.now += gap
+        new_clock.now += gap
+        assert new.take("alice") == old.take("alice")
+    assert new.take("bob") == 0
+
+
+def test_a_logged_time_ahead_of_the_wall_clock_counts_as_now() -> None:
+    clock = FakeClock(0)
+    limiter = MovingWindow(LIMIT, WINDOW, clock)
+    wall = 1_796_000_000_000
+    ahead = wall + 60_000  # logged before the wall clock stepped back a minute
+    limiter.restore({"alice": [wall - 9_000] * (LIMIT - 1) + [ahead], "bob": [ahead] * LIMIT}, wall)
+    assert limiter.take("alice") == 1_000  # the oldest leaves the window in 1 s
+    assert limiter.take("bob") == WINDOW  # (not 70 s: a request counts a window at most)
+
+
 def test_keys_match_only_their_own_entry_in_constant_time() -> None:
     keys = Keys()
     alice, bob = new_key("alice"), new_key("bob")

@@ -34,6 +34,7 @@ from engine.orders import format_cloid, parse_cloid
 
 JSON = "application/json"
 Handler = Callable[[Request, str], Awaitable[Response]]
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def answer(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -52,6 +53,13 @@ def _int_param(request: Request, name: str) -> int | None:
     if not text.isascii() or not text.isdigit() or len(text) > 18:
         raise s.BadBody(f"query parameter {name}: want a non-negative integer (ms)")
     return int(text)
+
+
+def _market_param(text: str | None) -> bool:
+    """The stream's ``?market=``: 1 (the default) sends market data too, 0 does not."""
+    if text not in (None, "0", "1"):
+        raise s.BadBody("query parameter market: want 0 or 1")
+    return text != "0"
 
 
 class Api:
@@ -74,20 +82,27 @@ class Api:
         self.openapi = s.ENCODE(document())
         self._scores: tuple[tuple[int, int | None], bytes] | None = None
 
+    def paths(self) -> dict[str, dict[str, Endpoint]]:
+        """Each path's endpoints by method (a GET also answers HEAD)."""
+        authed = self._authed
+        return {
+            "/v1/orders": {"GET": authed(self.get_orders), "POST": authed(self.post_order)},
+            "/v1/cancel": {"POST": authed(self.post_cancel)},
+            "/v1/fills": {"GET": authed(self.get_fills)},
+            "/v1/account": {"GET": authed(self.get_account)},
+            "/v1/book/{coin}": {"GET": authed(self.get_book)},
+            "/v1/season": {"GET": self.get_season},
+            "/v1/scores": {"GET": self.get_scores},
+            "/openapi.json": {"GET": self.get_openapi},
+            "/v1/stream": {"GET": authed(self.stream_over_http)},
+        }
+
     def app(self) -> Starlette:
-        routes: list[BaseRoute] = [
-            Route("/v1/orders", self._authed(self.post_order), methods=["POST"]),
-            Route("/v1/orders", self._authed(self.get_orders), methods=["GET"]),
-            Route("/v1/cancel", self._authed(self.post_cancel), methods=["POST"]),
-            Route("/v1/fills", self._authed(self.get_fills), methods=["GET"]),
-            Route("/v1/account", self._authed(self.get_account), methods=["GET"]),
-            Route("/v1/book/{coin}", self._authed(self.get_book), methods=["GET"]),
-            Route("/v1/season", self.get_season, methods=["GET"]),
-            Route("/v1/scores", self.get_scores, methods=["GET"]),
-            Route("/openapi.json", self.get_openapi, methods=["GET"]),
-            Route("/v1/stream", self.stream_over_http, methods=["GET"]),
-            WebSocketRoute("/v1/stream", self.stream),
-        ]
+        # One route per path, whatever its methods: Starlette answers a method no route of
+        # a path takes with the first partly matching route's Allow, so two routes for
+        # /v1/orders made OPTIONS /v1/orders say "Allow: POST" (GET missing).
+        routes: list[BaseRoute] = [_route(p, by_method) for p, by_method in self.paths().items()]
+        routes.append(WebSocketRoute("/v1/stream", self.stream))
         handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _server_error}
         return Starlette(routes=routes, exception_handlers=handlers)
 
@@ -107,7 +122,7 @@ class Api:
             return error(429, "RateLimited", detail, **{"Retry-After": str(seconds)})
         return entry
 
-    def _authed(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    def _authed(self, handler: Handler) -> Endpoint:
         async def endpoint(request: Request) -> Response:
             entry = self._gate(request.headers.get("authorization"))
             if isinstance(entry, Response):
@@ -137,7 +152,7 @@ class Api:
 
     async def post_order(self, request: Request, entry: str) -> Response:
         try:
-            o = s.ORDER.decode(await self._body(request))
+            o = s.decode(await self._body(request), s.OrderRequest)
             s.check_u64("limitPx", o.limitPx)
             s.check_u64("sz", o.sz)
             parse_cloid(o.cloid)
@@ -158,15 +173,13 @@ class Api:
 
     async def post_cancel(self, request: Request, entry: str) -> Response:
         try:
-            c = s.CANCEL.decode(await self._body(request))
-            s.check_u64("oid", c.oid)
+            c = s.decode(await self._body(request), s.CancelRequest)
             parse_cloid(c.cloid)
         except _TooLarge:
             return _too_large(self.body_max)
         except (msgspec.DecodeError, MalformedInput) as exc:
             raise s.BadBody(str(exc)) from None
-        if c.oid is None and c.cloid is None:
-            raise s.BadBody("name the order to cancel: oid or cloid")
+        s.check_cancel(c)
         doc: dict[str, Any] = {"type": "cancel", "entry": entry}
         if c.oid is not None:
             doc["oid"] = c.oid
@@ -217,7 +230,8 @@ class Api:
 
     # ---- the stream --------------------------------------------------------------------
 
-    async def stream_over_http(self, request: Request) -> Response:
+    async def stream_over_http(self, request: Request, entry: str) -> Response:
+        _market_param(request.query_params.get("market"))
         return error(426, "UpgradeRequired", "open /v1/stream as a WebSocket", Upgrade="websocket")
 
     async def stream(self, ws: WebSocket) -> None:
@@ -225,7 +239,12 @@ class Api:
         if isinstance(entry, Response):
             await ws.send_denial_response(entry)
             return
-        sub = Subscriber(entry, market=ws.query_params.get("market", "1") != "0")
+        try:
+            market = _market_param(ws.query_params.get("market"))
+        except s.BadBody as exc:
+            await ws.send_denial_response(error(400, "BadRequest", str(exc)))
+            return
+        sub = Subscriber(entry, market=market)
         await ws.accept()
         self.views.subscribe(sub)
         try:
@@ -245,6 +264,16 @@ async def _send(ws: WebSocket, sub: Subscriber) -> None:
             await ws.close(1013, "too slow: more than 10,000 messages behind")
             return
         await ws.send_text(message.decode("utf-8"))
+
+
+def _route(path: str, by_method: dict[str, Endpoint]) -> Route:
+    """The one route of ``path``: each method to its endpoint (HEAD to GET's); others 405."""
+
+    async def endpoint(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await by_method[method](request)
+
+    return Route(path, endpoint, methods=list(by_method))
 
 
 async def _until_closed(ws: WebSocket) -> None:
@@ -282,7 +311,10 @@ _NAMES = {404: "NotFound", 405: "MethodNotAllowed"}
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = _NAMES.get(exc.status_code, "HTTPError")
-    return answer(s.Error(code, str(exc.detail)), exc.status_code, dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    if "Allow" in headers:  # (Starlette joins a set: the order would change with the hash seed)
+        headers["Allow"] = ", ".join(sorted(m.strip() for m in headers["Allow"].split(",")))
+    return answer(s.Error(code, str(exc.detail)), exc.status_code, headers)
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:

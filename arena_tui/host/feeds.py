@@ -25,6 +25,7 @@ from arena_tui.logs.logcheck import check_line
 from arena_tui.logs.logfile import BadLine, LogError, LogReader
 from arena_tui.record.feed import Backoff, FeedConfig
 from arena_tui.run.live import LiveFeed, LiveFeedError
+from arena_tui.util.human import plural
 from engine.inputs import Tick
 
 Push = Callable[[list[FeedItem]], None]
@@ -106,7 +107,7 @@ class ReplayFeed:
                 self._send(batch, push)
         self._send(batch, push)
         self.finished = True
-        self.note(f"the replay reached the end of the recording ({self.sent:,} messages)")
+        self.note(f"the replay reached the end of the recording ({plural(self.sent, 'message')})")
 
     def _wait(self, t: int, batch: list[FeedItem], push: Push) -> bool:
         """Sleep until the clock reaches ``t`` (sending what is due first); False: stopped."""

@@ -74,7 +74,15 @@ def components() -> dict[str, Any]:
             for option in options:
                 if option.get("type") == "integer":
                     option["maximum"] = s.U64_MAX
+    schemas["CancelRequest"]["oneOf"] = [_named_by("oid", "integer"), _named_by("cloid", "string")]
     return schemas
+
+
+def _named_by(field: str, kind: str) -> dict[str, Any]:
+    """Of a cancel: ``field`` given (not null) and the other absent or null."""
+    other = "cloid" if field == "oid" else "oid"
+    props = {field: {"type": kind}, other: {"type": "null"}}
+    return {"required": [field], "properties": props}
 
 
 def document() -> dict[str, Any]:
@@ -182,7 +190,8 @@ def _stream() -> dict[str, Any]:
         "accepted, rejected, activated, cancel_pending, fill, closed, funding, "
         "performance_fee, paused, mark, score), or a log line as written "
         '({"t":..,"hl":{..}} market data, {"t":..,"arena":{"type":"tick"}}). '
-        "?market=0: your events only. A client 10,000 messages behind is closed (1013)."
+        "?market=0: your events only. A client 10,000 messages behind is closed (1013). "
+        "A plain HTTP request (no upgrade) passes the key and the limit, then gets 426."
     )
     return {
         "summary": "Your events and the market, live (WebSocket)",
@@ -198,6 +207,7 @@ def _stream() -> dict[str, Any]:
         ],
         "responses": {
             "101": {"description": "Switching to the WebSocket protocol"},
+            **_errors("400", "401", "429"),
             "426": _json("Error", "A plain HTTP request: open it as a WebSocket"),
         },
     }

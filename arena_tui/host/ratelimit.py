@@ -6,13 +6,17 @@ than ``now - window_ms``. So no half-open interval of ``window_ms`` ever holds m
 ``limit`` allowed requests, and a refused request tells exactly how long until the oldest
 one leaves the window. Refused requests are not counted. The clock is injected (ms,
 monotonic) so tests step it instead of sleeping.
+
+A restart does not reset it: :meth:`MovingWindow.restore` counts again the requests the
+log holds (orders and cancels) from the last ``window_ms``. Reads are not in the log, so
+after a restart they no longer count (docs/api.md says so).
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 
 def monotonic_ms() -> int:
@@ -40,6 +44,27 @@ class MovingWindow:
             return hits[0] - cutoff
         hits.append(now)
         return 0
+
+    def restore(self, logged: Mapping[str, Iterable[int]], wall_now: int) -> None:
+        """Count again each key's requests logged in the last window (at a start).
+
+        ``logged``: each key's request times as the log carries them, wall-clock ms since
+        the epoch (the session stamps an input ``max(wall clock, the last t)``); ``wall_now``:
+        the wall clock now. This window counts on a monotonic clock instead, whose zero is
+        arbitrary (boot time; a stepped clock in tests), so a logged time means nothing to
+        it as such. What carries over is a request's age: one logged ``wall_now - t`` ms ago
+        is placed that many ms before the monotonic now, both clocks read here together.
+        A logged time ahead of ``wall_now`` (the wall clock stepped back, or a later line's
+        ``t`` was taken to keep the log from going back) counts as now: the safe side. And
+        a request is logged a moment after this window took it (the group commit's wait),
+        so a restored one leaves the window at most that moment later than it would have.
+        """
+        now = self.clock()
+        for key, times in logged.items():
+            ages = sorted(max(0, wall_now - t) for t in times)[: self.limit]  # newest first
+            kept = [now - age for age in reversed(ages) if age < self.window_ms]
+            if kept:
+                self._hits[key] = deque(kept)
 
 
 def retry_after_s(wait_ms: int) -> int:

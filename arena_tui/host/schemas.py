@@ -3,14 +3,19 @@
 Why this module exists: what the server accepts and answers is written once, here, and the
 OpenAPI document is generated from these same types (``arena_tui.host.openapi``), so the
 document cannot drift from the code. Requests are strict: an unknown field, a wrong type,
-a float or a bool where an integer belongs, or a value out of its type's range fails the
-decode (400) before anything reaches the log. The seven order fields keep the vault's
-names (``isBuy``, ``limitPx``, ...); everything else is snake_case like the engine's events.
+a fraction or a bool or a string where an integer belongs, or a value out of its type's
+range fails the decode (400) before anything reaches the log. An integer is a number with
+no fractional part however it is written (``111``, ``111.0``, ``1.11e2``): that is how
+JSON Schema reads the document's ``"type": "integer"``, and no keyword could say
+otherwise, so the server reads it so too, exactly (never through a float). The seven
+order fields keep the vault's names (``isBuy``, ``limitPx``, ...); everything else is
+snake_case like the engine's events.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from decimal import Decimal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta, Struct
@@ -37,7 +42,7 @@ class OrderRequest(Struct, forbid_unknown_fields=True):
 
 
 class CancelRequest(Struct, forbid_unknown_fields=True):
-    """Cancel one of your open orders by ``oid`` (which decides when given) or ``cloid``."""
+    """Cancel one of your open orders: exactly one of ``oid`` and ``cloid`` (null: absent)."""
 
     oid: U64 | None = None
     cloid: Cloid | None = None
@@ -203,9 +208,29 @@ ANSWERS = (
     BookOut,
 )
 
-ORDER = msgspec.json.Decoder(OrderRequest)
-CANCEL = msgspec.json.Decoder(CancelRequest)
 ENCODE = msgspec.json.Encoder().encode
+_NUMBERS = msgspec.json.Decoder(float_hook=Decimal)  # a non-integer literal: exactly, as text
+_Request = TypeVar("_Request", OrderRequest, CancelRequest)
+
+
+def decode(body: bytes, kind: type[_Request]) -> _Request:
+    """A request body as ``kind`` (msgspec.DecodeError if not), integers read as above."""
+    doc = _NUMBERS.decode(body)
+    if isinstance(doc, dict):
+        doc = {name: _whole(value) for name, value in doc.items()}
+    return msgspec.convert(doc, kind, strict=True)
+
+
+def _whole(value: Any) -> Any:
+    """A number written with a fraction or an exponent: the int it equals, if whole."""
+    if not isinstance(value, Decimal):
+        return value
+    if value.is_zero():
+        return 0
+    if value.adjusted() > 20:  # 10**21 or more: out of every range (and 1e999999999 must not
+        return U64_MAX + 1 if value > 0 else -1  # become an int of a billion digits)
+    whole = value.to_integral_value()
+    return int(whole) if whole == value else float(value)  # (a float: "got `float`", 400)
 
 
 class BadBody(ValueError):
@@ -215,3 +240,12 @@ class BadBody(ValueError):
 def check_u64(name: str, value: int | None) -> None:
     if value is not None and value > U64_MAX:
         raise BadBody(f"Expected `int` <= {U64_MAX} - at `$.{name}`")
+
+
+def check_cancel(c: CancelRequest) -> None:
+    """Exactly one of ``oid`` and ``cloid`` names the order (the document's ``oneOf``)."""
+    check_u64("oid", c.oid)
+    if c.oid is None and c.cloid is None:
+        raise BadBody("name the order to cancel: oid or cloid")
+    if c.oid is not None and c.cloid is not None:
+        raise BadBody("name the order to cancel by oid or by cloid, not both")

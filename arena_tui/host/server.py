@@ -4,7 +4,8 @@ Why this module exists: the order things start and stop in is what keeps the log
 Start: take the log's lock (a second server refuses to start), replay the whole log
 (``Session.open``: state, keys, fills and score rows rebuilt), write a ``restart`` gap if
 the log held inputs, then start the engine task, the ticker (a ``tick`` on every whole
-second), the control socket, the market feed, and only then the HTTP listener. Stop (a
+second), the control socket, the market feed, and only then the HTTP listener, its rate
+limit counting the orders and cancels logged in the last window before the start. Stop (a
 signal, or the log failing): the listener first, then the feed, then the engine task
 drains what is queued; the log is fsynced and closed, the lock released last.
 """
@@ -34,7 +35,7 @@ from arena_tui.host.ratelimit import MovingWindow, monotonic_ms
 from arena_tui.host.session import Session
 from arena_tui.host.store import ScoreStore, db_path
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
-from arena_tui.util.human import Progress
+from arena_tui.util.human import Progress, plural
 from engine.inputs import Line
 
 KEEP_ALIVE_S = 30  # an agent polling every few seconds keeps its connection
@@ -160,6 +161,7 @@ class Host:
         limiter = MovingWindow(
             rules.rate_limit_requests, rules.rate_limit_window_ms, self.limiter_clock
         )
+        limiter.restore(session.requests, self.clock())  # (a restart keeps the count)
         api = Api(session, limiter, body_max=self.opts.body_max, clock=self.clock)
         return uvicorn.Config(
             api.app(),
@@ -189,7 +191,8 @@ class Host:
         s = session.season
         self.note(
             f"season {s.id} (rules {s.rules_sha256[:12]}...), log {self.opts.log} "
-            f"({session.replayed:,} inputs replayed, {len(session.engine.accounts)} entries); "
+            f"({plural(session.replayed, 'input')} replayed, "
+            f"{plural(len(session.engine.accounts), 'entry', 'entries')}); "
             f"serving {url} (API: {url}/openapi.json)"
         )
         if self.on_ready is not None:

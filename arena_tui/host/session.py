@@ -8,7 +8,8 @@ with ``t = max(its time, the last t)`` so ``t`` never decreases, appends the who
 fsyncs it once in a worker thread (group commit: requests that arrive meanwhile wait for
 the next batch), then applies it line by line and resolves each request with the events
 its line caused. A restart is a replay: :meth:`Session.open` runs the whole log through a
-fresh engine before anything new is taken.
+fresh engine before anything new is taken (and notes each entry's latest orders and
+cancels, from which the server's rate limit rebuilds its window).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -29,7 +31,7 @@ from arena_tui.logs.writer import LogWriter
 from arena_tui.util.human import Progress
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
-from engine.inputs import tick
+from engine.inputs import Cancel, Order, tick
 
 MAX_BATCH = 1024
 FeedItem = tuple[int, bytes, Line]  # (t, the line's bytes after '{"t":N,', the line)
@@ -83,6 +85,8 @@ class Session:
         self.engine = Engine(season)
         self.views = Views(self.engine)
         self.last_t: int | None = None
+        # each entry's last rate_limit_requests orders and cancels in the log: their t
+        self.requests: dict[str, deque[int]] = {}
         self.replayed = 0
         self.written = 0  # lines written this run
         self.applied = 0  # lines of this run the engine has applied
@@ -99,12 +103,18 @@ class Session:
         LogWriter(self.log, self.header).close()
         reader = LogReader([self.log], coins=[m.coin for m in self.season.markets])
         apply, views = self.engine.apply, self.views
+        requests, keep = self.requests, self.season.rules.rate_limit_requests
         for line in reader:
             try:
                 events = apply(line)
             except MalformedInput as exc:
                 raise reader.error(str(exc)) from None
             views.apply(line, reader.raw, events, live=False)
+            if isinstance(line.arena, Order | Cancel):
+                mine = requests.get(line.arena.entry)
+                if mine is None:
+                    mine = requests[line.arena.entry] = deque(maxlen=keep)
+                mine.append(line.t)
             self.last_t = line.t
             self.replayed += 1
             if progress is not None and not self.replayed & 0x3FFF:

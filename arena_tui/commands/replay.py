@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from arena_tui.report.eligibility import eligible_text, ineligible_reasons
 from arena_tui.run.replay import ReplayResult, check_only, replay
 from arena_tui.season.file import EmptyWindow, resolve_season
-from arena_tui.util.human import Progress, utc_minute
+from arena_tui.util.human import Progress, plural, utc_minute
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt, SeasonOpt
+from arena_tui.util.outputs import OutputError, writing
 from engine.units import format_e6
 
 
@@ -34,7 +37,8 @@ def print_table(result: ReplayResult) -> None:
     state = "final" if result.final else "provisional: the log ends before the season does"
     lines = [
         f"{s.id}  {utc(s.start)} -> {utc(s.end)}  rules_sha256 {s.rules_sha256[:16]}...",
-        f"scored at {utc(result.end)} ({state}); {result.inputs:,} inputs, {result.fills:,} fills",
+        f"scored at {utc(result.end)} ({state}); {plural(result.inputs, 'input')}, "
+        f"{plural(result.fills, 'fill')}",
         "",
     ]
     if not result.ranking:
@@ -50,7 +54,8 @@ def print_table(result: ReplayResult) -> None:
             lines.append(
                 f"{r['rank'] or '-':>4}  {r['entry']:<{width}}  {pct(r['score']):>10}  "
                 f"{pct(r['return']):>10}  {pct(r['mdd']):>9}  {format_e6(r['equity']):>16}  "
-                f"{r['fill_days']:>9}  {active:>11}  {'yes' if r['eligible'] else 'no'}"
+                f"{r['fill_days']:>9}  {active:>11}  "
+                f"{eligible_text(r['eligible'], ineligible_reasons(r, s.rules))}"
             )
     lines += ["", f"log_sha256    {result.log_sha256}", f"fills_sha256  {result.fills_sha256}"]
     typer.echo("\n".join(lines))
@@ -58,7 +63,8 @@ def print_table(result: ReplayResult) -> None:
 
 def summary_of_unscored(result: ReplayResult) -> str:
     return (
-        f"{result.inputs:,} inputs checked, no window to score\n\nlog_sha256    {result.log_sha256}"
+        f"{plural(result.inputs, 'input')} checked, no window to score\n\n"
+        f"log_sha256    {result.log_sha256}"
     )
 
 
@@ -80,6 +86,22 @@ def write_scores(result: ReplayResult, path: Path) -> None:
                 "active_share": r.active_share,
             }
             f.write(dumps(doc, sort_keys=True) + "\n")
+
+
+def start_output(path: Path | None, what: str, logs: Sequence[Path]) -> None:
+    """Create ``path`` empty now: one that cannot be written fails before the replay, not
+    after it. One of the logs being read is refused (it would be overwritten)."""
+    if path is None:
+        return
+    for log in logs:
+        try:
+            same = path.exists() and log.exists() and path.samefile(log)
+        except OSError:
+            same = False
+        if same:
+            raise OutputError(f"{what} {path}: is a log being replayed; it would be overwritten")
+    with writing(path, what):
+        path.write_bytes(b"")
 
 
 def replay_command(
@@ -129,12 +151,17 @@ def replay_command(
             "window is empty: checking them only, nothing to score",
             err=True,
         )
+        start_output(fills, "--fills", logs)
+        start_output(scores, "--scores", logs)
         result = check_only(paths, empty.season)
-        if fills is not None:
-            fills.write_bytes(b"")
         typer.echo(dumps(result.to_json()) if as_json else summary_of_unscored(result))
         return
-    fills_f = fills.open("wb") if fills is not None else None
+    start_output(scores, "--scores", logs)
+    fills_f = None
+    if fills is not None:
+        start_output(fills, "--fills", logs)
+        with writing(fills, "--fills"):
+            fills_f = fills.open("wb")
     try:
         result = replay(
             paths,
@@ -147,7 +174,8 @@ def replay_command(
         if fills_f is not None:
             fills_f.close()
     if scores is not None:
-        write_scores(result, scores)
+        with writing(scores, "--scores"):
+            write_scores(result, scores)
     if as_json:
         typer.echo(dumps(result.to_json()))
     else:

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from arena_tui.host.errors import HostError
+from arena_tui.util.outputs import writing
 
 
 class LockHeld(HostError):
@@ -31,8 +32,9 @@ class LogLock:
 
     def acquire(self) -> None:
         """Take the lock or raise LockHeld naming the holder's pid."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        with writing(self.path.with_suffix(""), "--log"):  # the log's directory: one line
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

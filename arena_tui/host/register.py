@@ -15,12 +15,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena_tui.host import control
 from arena_tui.host.auth import key_sha256, new_key
 from arena_tui.host.errors import HostError
 from arena_tui.host.lock import LogLock
-from arena_tui.logs.logfile import iter_raw_lines, read_header
+from arena_tui.logs.logfile import LogError, iter_raw_lines, not_utf8, read_header
 from arena_tui.logs.writer import LogWriter
 from arena_tui.season.file import resolve_season
 
@@ -88,8 +89,7 @@ def _scan(log: Path) -> tuple[int, set[str]]:
         if lineno == 1:
             continue
         if b'"register"' in raw:
-            doc = json.loads(raw)
-            arena = doc.get("arena")
+            arena = _object(log, lineno, raw).get("arena")
             if isinstance(arena, dict) and arena.get("type") == "register":
                 names.add(str(arena.get("entry")))
         comma = raw.find(b",")
@@ -97,6 +97,17 @@ def _scan(log: Path) -> tuple[int, set[str]]:
         if head.isdigit():
             last_t = int(head)
         else:
-            t = json.loads(raw).get("t")
+            t = _object(log, lineno, raw).get("t")
             last_t = t if type(t) is int else last_t
     return last_t, names
+
+
+def _object(log: Path, lineno: int, raw: bytes) -> dict[str, Any]:
+    """A line the scan must read, or one error naming it (the host refuses such a log)."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:  # also UnicodeDecodeError
+        raise LogError(log, lineno, not_utf8(raw) or "not valid JSON") from None
+    if not isinstance(doc, dict):
+        raise LogError(log, lineno, "not a JSON object")
+    return doc

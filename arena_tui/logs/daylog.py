@@ -29,6 +29,7 @@ import msgspec
 from arena_tui.logs.dayfiles import compress, day_files, day_of, last_input_t, plain_of
 from arena_tui.logs.logfile import LogError
 from arena_tui.logs.writer import LogWriter
+from arena_tui.util.outputs import writing
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -69,7 +70,8 @@ class DayLog:
 
     def open(self, now_ms: int) -> int | None:
         """Tidy up after a crash, open the current day's file; the last input's t, if any."""
-        self.out.mkdir(parents=True, exist_ok=True)
+        with writing(self.out, "--out"):
+            self.out.mkdir(parents=True, exist_ok=True)
         for stale in self.out.glob(".hl-*.jsonl.gz.tmp"):
             stale.unlink()
         days = day_files(self.out)

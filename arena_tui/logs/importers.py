@@ -37,6 +37,7 @@ import msgspec
 from arena_tui.logs.logcheck import check_line
 from arena_tui.logs.logfile import LOG_VERSION, BadLine, LogError, iter_raw_lines
 from arena_tui.logs.meta import INFO_URL, MetaError, get_markets, select
+from arena_tui.util.outputs import writing
 from engine import Market
 from engine.inputs import AssetCtx, Book, Trades
 
@@ -234,25 +235,26 @@ def _compressed(raw: IO[bytes], name: str) -> IO[bytes]:
 def write_log(s: Summary, out: Path, progress: Progress | None = None) -> None:
     """Pass 2: merge the files by receive time into ``out`` (which must not exist)."""
     _refuse_existing(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
     header = {"arena_log": LOG_VERSION, "recording": "hyperliquid", "source": s.fmt}
     header["markets"] = msgspec.to_builtins(s.markets)
     merged = heapq.merge(*(in_order(records(p, s.fmt)) for p in s.files), key=itemgetter(0))
-    try:
-        with open(tmp, "xb") as raw:
-            f = _compressed(raw, out.name)
-            f.write(msgspec.json.encode(header) + b"\n")
-            n = _write_body(f, merged, progress)
-            if f is not raw:
-                f.close()  # ends the gzip member / LZ4 frame; leaves raw open
-            raw.flush()
-            os.fsync(raw.fileno())
-        if n != s.inputs:
-            raise LogError(out, None, "the input files changed while importing; not written")
-        _link_into_place(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(out):  # the inputs' read errors are LogErrors already
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(tmp, "xb") as raw:
+                f = _compressed(raw, out.name)
+                f.write(msgspec.json.encode(header) + b"\n")
+                n = _write_body(f, merged, progress)
+                if f is not raw:
+                    f.close()  # ends the gzip member / LZ4 frame; leaves raw open
+                raw.flush()
+                os.fsync(raw.fileno())
+            if n != s.inputs:
+                raise LogError(out, None, "the input files changed while importing; not written")
+            _link_into_place(tmp, out)
+        finally:
+            tmp.unlink(missing_ok=True)
     s.out = str(out)
 
 

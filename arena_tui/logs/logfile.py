@@ -3,8 +3,9 @@
 A log is JSON Lines (plain, ``.gz`` or ``.lz4`` by extension), a header on line 1 of every
 file, one input a line after it. The reader decodes each line in one msgspec pass into
 ``engine.inputs.Line`` with a book's levels left as raw bytes; it stops at the first bad
-line with one error naming the file and line; a final line without its ``\\n`` (a torn
-write) is ignored. Appending is ``arena_tui.logs.writer``. See docs/log-format.md.
+line (not UTF-8 anywhere in it, skimmed parts included, or not the schema) with one error
+naming the file and line; a final line without its ``\\n`` (a torn write) is ignored.
+Appending is ``arena_tui.logs.writer``. See docs/log-format.md.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ def read_header(path: str | os.PathLike[str]) -> Header:
 
 
 def parse_header(path: str | os.PathLike[str], raw: bytes) -> Header:
+    why = not_utf8(raw)
+    if why is not None:
+        raise LogError(path, 1, f"bad header: {why}")
     try:
         header = _HEADER.decode(raw)
     except msgspec.DecodeError as exc:
@@ -148,12 +152,18 @@ class LogReader:
                     rest = b""
                     while chunk := f.read(CHUNK):
                         update(chunk)
-                        lines = (rest + chunk).split(b"\n")
+                        buf = rest + chunk
+                        lines = buf.split(b"\n")
                         rest = lines.pop()
                         if n == 0 and lines:
                             self.lineno = n = 1
                             parse_header(path, lines[0])
                             del lines[0]
+                        # UTF-8 (the format's encoding) is checked a chunk at a time: nearly
+                        # every chunk is ASCII, and then no line needs a look of its own
+                        bad = None if buf.isascii() else _first_not_utf8(lines)
+                        if bad is not None:
+                            del lines[bad[0] :]
                         for raw in lines:
                             n += 1
                             self.lineno = n
@@ -169,6 +179,9 @@ class LogReader:
                             prev_t = line.t
                             yield line
                         self.inputs += len(lines)
+                        if bad is not None:  # after the good lines before it, as the decoder
+                            self.lineno = n + 1
+                            raise self.error(bad[1])
             except (EOFError, OSError, RuntimeError, zlib.error) as exc:
                 if isinstance(exc, FileNotFoundError):
                     raise LogError(path, None, "no such file") from None
@@ -188,11 +201,35 @@ class BadLine(ValueError):
     """Why one line is bad, without the file and line (the caller knows those)."""
 
 
+def not_utf8(raw: bytes) -> str | None:
+    """Why ``raw`` is not UTF-8, or None. The typed decoder cannot be trusted with this: it
+    skims what it skips (a book's levels, fields and keys it does not know) unchecked."""
+    if raw.isascii():
+        return None
+    try:
+        raw.decode()
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start + 1} of the line is 0x{raw[exc.start]:02x})"
+    return None
+
+
+def _first_not_utf8(lines: list[bytes]) -> tuple[int, str] | None:
+    """The index of the first line of ``lines`` that is not UTF-8, and why; or None."""
+    for i, raw in enumerate(lines):
+        why = not_utf8(raw)
+        if why is not None:
+            return i, why
+    return None
+
+
 def decode_line(raw: bytes, coins: frozenset[str] | None = None) -> Line:
     """One input line as LogReader decodes it (``t`` order aside); BadLine if it is bad.
 
     For checkers and importers that judge lines one at a time; LogReader inlines this.
     """
+    why = not_utf8(raw)
+    if why is not None:
+        raise BadLine(why)
     try:
         return _LINE.decode(raw)
     except msgspec.DecodeError as exc:

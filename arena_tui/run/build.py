@@ -9,33 +9,52 @@ import datetime as dt
 from pathlib import Path
 
 from arena_tui.run.backtest import Backtest
-from arena_tui.run.loader import BASELINES, baseline_path, entry_name, load_strategy
-from arena_tui.run.parts import Entrant
+from arena_tui.run.loader import (
+    BASELINES,
+    baseline_path,
+    entry_name,
+    load_strategy,
+    parse_entry,
+)
+from arena_tui.run.parts import BacktestError, Entrant
+from arena_tui.run.rundir import new_dir, reused_dir
 from arena_tui.run.stats import exit_value
-from arena_tui.season.file import SeasonError, resolve_season
+from arena_tui.season.file import resolve_season
 from arena_tui.util.paths import data_dir
 
 
 def entrants_for(strategy: Path, vs: str | None) -> list[Entrant]:
-    """The strategy, then the baselines or the files ``--vs`` names (no file twice)."""
-    paths = [strategy]
+    """The strategy, then the baselines or the files ``--vs`` names, each ``FILE`` or
+    ``FILE:NAME`` (NAME is the entry's name, else the file's: ``loader.entry_name``).
+
+    One file under one name twice runs once; two entries of one name are refused (name
+    one with ``FILE:NAME``), so one file can run under two names, and two files of one
+    name side by side.
+    """
+    specs = [str(strategy)]
     if vs:
         for part in vs.split(","):
             name = part.strip()
             if not name:
                 continue
             if name == "baselines":
-                paths += [baseline_path(b) for b in BASELINES]
+                specs += [str(baseline_path(b)) for b in BASELINES]
             else:
-                paths.append(Path(name))
-    seen: set[Path] = set()
+                specs.append(name)
+    chosen: dict[str, tuple[Path, str]] = {}  # entry name -> (resolved file, as given)
     entrants = []
-    for p in paths:
-        resolved = p.resolve()
-        if resolved in seen:
-            continue
-        seen.add(resolved)
-        entrants.append(Entrant(entry_name(p), load_strategy(p), resolved))
+    for text in specs:
+        path, name = parse_entry(text)
+        resolved = path.resolve()
+        if name in chosen:
+            if chosen[name][0] == resolved:
+                continue
+            raise BacktestError(
+                f"two entries would be named {name!r} ({chosen[name][1]} and {text}): name "
+                f"one with FILE:NAME, e.g. {path}:{name[:30]}-2"
+            )
+        chosen[name] = (resolved, text)
+        entrants.append(Entrant(name, load_strategy(path, name), resolved))
     return entrants
 
 
@@ -45,13 +64,12 @@ def default_out(strategy: Path, kind: str = "") -> Path:
     return data_dir() / "runs" / f"{entry_name(strategy)}-{kind + '-' if kind else ''}{stamp}"
 
 
-def run_dir(out: Path | None, strategy: Path, kind: str = "") -> Path:
-    """``--out``, or a new directory in the data dir for ``strategy``'s run; made."""
-    out_dir = out or default_out(strategy, kind)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SeasonError(f"--out {out_dir} is a file, not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return out_dir
+def run_dir(out: Path | None, strategy: Path, kind: str = "", *, force: bool = False) -> Path:
+    """``--out`` (refused if it holds a run, unless ``force``: then that run's files are
+    deleted), or a new directory in the data dir for ``strategy``'s run; made."""
+    if out is None:
+        return new_dir(default_out(strategy, kind))
+    return reused_dir(out, force)
 
 
 def build_backtest(
@@ -63,11 +81,12 @@ def build_backtest(
     out: Path | None,
     latency_ms: int,
     seed: int,
+    force: bool = False,
 ) -> tuple[Backtest, Path]:
     """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory."""
     chosen = resolve_season(paths, season)
     entrants = entrants_for(strategy, vs)
-    out_dir = run_dir(out, strategy)
+    out_dir = run_dir(out, strategy, force=force)
     bt = Backtest(
         chosen,
         entrants,

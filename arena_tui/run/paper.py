@@ -22,8 +22,8 @@ from arena_tui.logs.meta import INFO_URL, WS_URL, MetaError, get_markets, select
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for, run_dir
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.live import LiveFeed
-from arena_tui.run.parts import BacktestError
 from arena_tui.run.stats import exit_value
 from arena_tui.season.file import SeasonError, load_season
 from engine import Market, Season
@@ -45,6 +45,8 @@ class PaperSpec:
     meta: Path | None = None
     latency_ms: int = 0
     seed: int = 0
+    force: bool = False  # replace a run already in ``out``
+    hook_timeout: float = DEFAULT_TIMEOUT_S  # seconds one hook call may run (<= 0: no limit)
 
 
 def utc(ms: int) -> str:
@@ -105,11 +107,7 @@ def prepare_paper(
         raise MetaError(f"--ws-url: not a ws:// or wss:// URL: {spec.ws_url}") from None
     season, coins = paper_season(spec, clock())
     entrants = entrants_for(spec.strategy, spec.vs)
-    run_log = run_dir(spec.out, spec.strategy, "paper") / "run.jsonl"
-    if run_log.exists():
-        raise BacktestError(
-            f"{run_log} already holds a run (a live run cannot be run again): choose another --out"
-        )
+    run_log = run_dir(spec.out, spec.strategy, "paper", force=spec.force) / "run.jsonl"
     bt = Backtest(
         season,
         entrants,
@@ -119,6 +117,7 @@ def prepare_paper(
         exit_value=exit_value,
         generator="arena paper",
         feed=spec.ws_url,
+        hook_timeout_s=spec.hook_timeout,
     )
     cfg = FeedConfig(spec.ws_url, coins, **(feed_cfg or {}))
     return bt, LiveFeed(cfg, backoff=backoff, clock=clock)

@@ -21,6 +21,7 @@ import msgspec
 
 from arena_tui.logs.meta import parse_coins, select
 from arena_tui.season.file import SeasonError, parse_season
+from arena_tui.util.outputs import writing
 from engine import Market, Season
 from engine.season import MINUTE_MS, SEASON0_RULES, check_season
 
@@ -139,13 +140,14 @@ def write_season(
     loaded = parse_season(tomllib.loads(text), str(path))
     if loaded != season:
         raise AssertionError(f"season file text does not load back: {loaded} != {season}")
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)

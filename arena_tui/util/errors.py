@@ -14,7 +14,10 @@ class ArenaError(Exception):
     """A failure the user can act on, said in one line: a bad file, log, season, strategy or
     run. Each room's own error derives from it (``LogError``, ``SeasonError``,
     ``MetaError``, ``StrategyError``, ``BacktestError``), so entry points catch this one
-    class without importing the rooms that raise it."""
+    class without importing the rooms that raise it. ``exit_code``: the status it exits
+    with (1; a Ctrl-C that stopped a strategy's hook exits 130, as any Ctrl-C)."""
+
+    exit_code = 1
 
 
 KNOWN = (ArenaError,)
@@ -27,13 +30,21 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 
 
 def run_cli(command: Callable[[], object], prog: str) -> None:
-    """Run a console script: known failures, Ctrl-C and a closed pipe end it cleanly."""
+    """Run a console script: known failures, Ctrl-C and a closed pipe end it cleanly.
+
+    So does a file the system refused (an ``OSError`` naming a path) that no command turned
+    into its own error: one line naming the path, never a traceback.
+    """
     try:
         command()
     except KNOWN as exc:
-        fail(str(exc))
+        fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         raise SystemExit(130) from None
     except BrokenPipeError:  # e.g. piped into head
         raise SystemExit(0) from None
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        fail(f"{exc.filename}: {exc.strerror or exc}")

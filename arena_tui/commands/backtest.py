@@ -12,9 +12,18 @@ from arena_tui.report.render import write_report
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.run.build import build_backtest
 from arena_tui.run.parts import BacktestResult
-from arena_tui.util.human import Progress
+from arena_tui.util.human import Progress, plural
 from arena_tui.util.jsonout import dumps
-from arena_tui.util.options import JsonOpt, LatencyOpt, SeasonOpt, SeedOpt, StrategyArg, VsOpt
+from arena_tui.util.options import (
+    ForceOpt,
+    HookTimeoutOpt,
+    JsonOpt,
+    LatencyOpt,
+    SeasonOpt,
+    SeedOpt,
+    StrategyArg,
+    VsOpt,
+)
 
 
 def backtest_command(
@@ -40,13 +49,15 @@ def backtest_command(
         Path | None,
         typer.Option(
             "--out",
-            help="Directory for the run log and the report files "
-            "(default: a new one under the data directory).",
+            help="Directory for the run log and the report files (default: a new one under "
+            "the data directory); one holding a run already is refused unless --force.",
             file_okay=False,
         ),
     ] = None,
+    force: ForceOpt = False,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
+    hook_timeout: HookTimeoutOpt = 10.0,
     as_json: JsonOpt = False,
     tui: Annotated[
         bool,
@@ -62,6 +73,11 @@ def backtest_command(
     The run writes its own log (the market data plus every registration, order and
     cancel) into --out; [cyan]arena replay[/] of it gives the same ranking, byte for byte.
 
+    The report fits the terminal's width; it ranks eligible entries and says
+    why the others are not (Season 0 needs fills on 10 UTC days: a shorter run
+    ranks nobody). --out also gets report.json, fills.csv, equity.csv and
+    chart.svg (docs/report.md describes them).
+
     Example:
 
     [cyan]arena backtest strategies/momentum.py \\
@@ -71,9 +87,20 @@ def backtest_command(
     parse_epoch(epoch)  # a bad --epoch fails now, not after the run
     watch = screens(ctx).backtest if tui else None
     bt, out_dir = build_backtest(
-        strategy, paths, season=season, vs=vs, out=out, latency_ms=latency_ms, seed=seed
+        strategy,
+        paths,
+        season=season,
+        vs=vs,
+        out=out,
+        latency_ms=latency_ms,
+        seed=seed,
+        force=force,
     )
-    typer.echo(f"arena: backtest of {len(bt.entrants)} entries, writing {out_dir}", err=True)
+    bt.guard.timeout_s = hook_timeout
+    typer.echo(
+        f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
+        err=True,
+    )
     chosen = bt.season
     if watch is not None:
         watched = watch(bt, paths, strategy.name)

@@ -28,6 +28,8 @@ from arena_tui.run.paperstatus import PaperStatus
 from arena_tui.run.parts import BacktestResult, NotStarted
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import (
+    ForceOpt,
+    HookTimeoutOpt,
     InfoUrlOpt,
     JsonOpt,
     LatencyOpt,
@@ -93,15 +95,17 @@ def paper_command(
         typer.Option(
             "--out",
             help="Directory for the run log and the report files (default: a new one under "
-            "the data directory); it must not hold a run already.",
+            "the data directory); one holding a run already is refused unless --force.",
             file_okay=False,
         ),
     ] = None,
+    force: ForceOpt = False,
     ws_url: Annotated[str, typer.Option("--ws-url", help="Hyperliquid WebSocket.")] = WS_URL,
     info_url: InfoUrlOpt = None,
     meta: MetaOpt = None,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
+    hook_timeout: HookTimeoutOpt = 10.0,
     epoch: Annotated[
         str,
         typer.Option(
@@ -148,6 +152,8 @@ def paper_command(
         meta=meta_file,
         latency_ms=latency_ms,
         seed=seed,
+        force=force,
+        hook_timeout=hook_timeout,
     )
     bt, feed = prepare_paper(spec, backoff=Backoff(retry_base_ms, retry_cap_ms))
     s = bt.season

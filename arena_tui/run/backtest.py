@@ -32,7 +32,9 @@ import msgspec
 
 from arena_tui.logs.logfile import LogReader
 from arena_tui.logs.runlog import DurableRunLog, RunLog
-from arena_tui.run.loader import StrategyError, failure
+from arena_tui.run.fields import StrategyError
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S, Guard, HookTimeout
+from arena_tui.run.loader import ENTRY_NAME
 from arena_tui.run.market import AssetContext, Book, MarketView, Trade
 from arena_tui.run.parts import (
     BacktestError,
@@ -75,12 +77,18 @@ class Backtest:
         exit_value: Callable[[Engine, str, dict[str, MarketView]], int] | None = None,
         generator: str = "arena backtest",
         feed: str | None = None,
+        hook_timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         """``feed``: the live feed's URL, for a run on it (``run_live``): the header names
-        it and the run log is a :class:`DurableRunLog`."""
+        it and the run log is a :class:`DurableRunLog`. ``hook_timeout_s``: how long one
+        hook call may run (0 or less: no limit); ``guard`` (``arena_tui.run.hooks``) keeps
+        it, and where the strategies' output goes."""
         names = [e.name for e in entrants]
         if len(set(names)) != len(names):
             raise BacktestError(f"entry names must be unique: {', '.join(names)}")
+        for name in names:
+            if ENTRY_NAME.fullmatch(name) is None:
+                raise BacktestError(f"entry name {name!r}: 1-32 characters of a-z, 0-9, _ and -")
         self.season = season
         self.engine = Engine(season)
         self.engine.record_prints = True
@@ -97,7 +105,9 @@ class Backtest:
         self.trade_hooks = [e for e in self.entrants if "on_trades" in e.hooks]
         self.book_hooks = [e for e in self.entrants if "on_book" in e.hooks]
         for e in self.entrants:
-            e.ctx = Context(e.name, self.engine, self._sender(e.name), seed, latency_ms)
+            e.ctx = Context(
+                e.name, self.engine, self._sender(e.name), seed, latency_ms, path=e.path
+            )
             e.ctx.markets = self.markets
             e.ctx.account._markets = self.markets
         header = log_header(season, generator)
@@ -112,6 +122,7 @@ class Backtest:
         self.fills_sha = hashlib.sha256()
         self.fills = 0
         self.own_inputs = 0
+        self.guard = Guard(run_log.parent if run_log is not None else None, hook_timeout_s)
         self.live = False  # strategies are registered: their hooks run from now on
         self.now = 0  # the time of the input being handled
 
@@ -129,9 +140,13 @@ class Backtest:
         if e.ctx is not None and e.ctx.in_flight and e.ctx.in_flight[0] is msg:
             e.ctx.in_flight.popleft()  # each entry's requests arrive in the order sent
         raw = _ENC.encode({"t": t, "arena": msg})
+        try:
+            line = _LINE.decode(raw)  # checked before it is logged: never a bad line
+        except msgspec.ValidationError as exc:
+            raise StrategyError(f"entry {e.name} sent an invalid {msg['type']}: {exc}") from None
         self.log.write(raw)
         self.own_inputs += 1
-        self._apply(_LINE.decode(raw))
+        self._apply(line)
 
     def _flush(self, before: int) -> None:
         """Apply every queued strategy input stamped before ``before``, in stamp order."""
@@ -201,30 +216,33 @@ class Backtest:
         last_t: int | None = None
         n = 0
         try:
-            for line in source:
-                t = line.t
-                if pace is not None and not pace(t):
-                    break
-                if not registered and t >= start:
-                    self._register(t if late else start)
-                    registered = True
-                self._flush(t)
-                self.log.write(source.raw)
-                try:
-                    self._apply(line)
-                except MalformedInput as exc:
-                    raise source.error(str(exc)) from None
-                last_t = t
-                n += 1
-                if progress is not None and not n & every:
-                    progress.update(n, t)
-                if self.engine.over:
-                    break
-            if not registered:
-                raise NotStarted(early)
-            if last_t is not None:
-                self._flush(last_t + 1)
-            self._end()
+            with self.guard.running(self.entrants):
+                for line in source:
+                    t = line.t
+                    if pace is not None and not pace(t):
+                        break
+                    if not registered and t >= start:
+                        self._register(t if late else start)
+                        registered = True
+                    self._flush(t)
+                    self.log.write(source.raw)
+                    try:
+                        self._apply(line)
+                    except MalformedInput as exc:
+                        raise source.error(str(exc)) from None
+                    last_t = t
+                    n += 1
+                    if progress is not None and not n & every:
+                        progress.update(n, t)
+                    if self.engine.over:
+                        break
+                if not registered:
+                    raise NotStarted(early)
+                if last_t is not None:
+                    self._flush(last_t + 1)
+                self._end()
+        except HookTimeout:  # it landed just after the hook returned
+            raise StrategyError(self.guard.stuck or "a hook timed out") from None
         finally:
             self.log.close()
             if progress is not None:
@@ -261,10 +279,18 @@ class Backtest:
         ctx = e.ctx
         assert ctx is not None
         ctx.t = self.now  # what the strategy sends now is stamped with this input's time
+        guard = self.guard  # the mark the watchdog and the output routing read
+        guard.calls += 1
+        guard.hook = hook
+        guard.entrant = e
         try:
             getattr(e.strategy, hook)(ctx, *args)
-        except Exception as exc:
-            raise StrategyError(failure(e.path, exc, f"in {hook}, entry {e.name}")) from exc
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, a timeout too
+            raise guard.failed(e, hook, exc) from exc
+        finally:
+            guard.entrant = None
+        if guard.stuck is not None:  # timed out, caught it and returned: stopped all the same
+            raise StrategyError(guard.stuck)
 
     def _apply(self, line: Line) -> None:
         out = self.engine.apply(line)

@@ -1,12 +1,17 @@
 """Loading a strategy file, and naming the line of a strategy that failed.
 
-A strategy file is plain Python with exactly one :class:`arena_tui.run.strategy.Strategy`
-subclass defined in it. Errors a builder makes (a missing file, a syntax error, no class,
-an exception in a hook) become one :class:`StrategyError` line naming the file and line.
+A strategy file is plain Python defining :class:`arena_tui.run.strategy.Strategy`
+subclasses (directly or through another one, from this file or imported): the one that no
+other class of the file subclasses is the strategy. Errors a builder makes (a missing file,
+a syntax error, no class, an exception in a hook) become one :class:`StrategyError` line
+naming the file and line. An ``on_*`` method that is not a hook (``on_books``) is never
+called: loading warns about it on stderr, naming the hook it is closest to. What the file
+prints while it loads goes to stderr, as ``[entry] line``.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import itertools
 import re
@@ -15,23 +20,55 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
+from arena_tui.run.fields import StrategyError
+from arena_tui.run.output import load_output
 from arena_tui.run.strategy import Strategy
-from arena_tui.util.errors import ArenaError
 
 BASELINES = ("momentum", "reversion", "control_random", "maker")
 STRATEGIES_DIR = Path(__file__).resolve().parents[2] / "strategies"
 _BAD_NAME_CHARS = re.compile(r"[^a-z0-9_-]+")
+ENTRY_NAME = re.compile(r"[a-z0-9_-]{1,32}")  # what the engine registers (engine.core)
+HOOK_NAMES = tuple(name for name in vars(Strategy) if name.startswith("on_"))
 _LOADED = itertools.count(1)
+_EVENT_WORDS = ("fill", "accept", "reject", "cancel", "close", "order", "activ", "fund", "paus")
 
-
-class StrategyError(ArenaError):
-    """A strategy that cannot be loaded or that raised: one line, with file and line."""
+__all__ = [
+    "BASELINES",
+    "ENTRY_NAME",
+    "HOOK_NAMES",
+    "STRATEGIES_DIR",
+    "StrategyError",
+    "baseline_path",
+    "entry_name",
+    "failure",
+    "hook_warnings",
+    "load_strategy",
+    "located",
+    "parse_entry",
+]
 
 
 def entry_name(path: Path) -> str:
     """An entry name from a file name: ``My Strategy.py`` -> ``my-strategy``."""
     name = _BAD_NAME_CHARS.sub("-", path.stem.lower()).strip("-")[:32]
     return name or "strategy"
+
+
+def parse_entry(text: str) -> tuple[Path, str]:
+    """``FILE`` or ``FILE:NAME`` -> (the file, the entry name: NAME, else from the file).
+
+    A path that is an existing file is taken whole (even with a ``:`` in it).
+    """
+    path = Path(text)
+    file, colon, name = text.rpartition(":")
+    if not colon or not file or path.is_file():
+        return path, entry_name(path)
+    if ENTRY_NAME.fullmatch(name) is None:
+        raise StrategyError(
+            f"{text}: entry name {name!r} (after the ':') must be 1-32 characters of "
+            "a-z, 0-9, _ and -"
+        )
+    return Path(file), name
 
 
 def baseline_path(name: str) -> Path:
@@ -49,17 +86,35 @@ def _import(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise StrategyError(f"{path}:{exc.lineno}: SyntaxError: {exc.msg}") from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # sys.exit() in the file too
         raise StrategyError(failure(path, exc, "while loading")) from None
     return module
 
 
-def load_strategy(path: str | Path) -> Strategy:
-    """The one Strategy subclass defined in ``path``, instantiated."""
+def load_strategy(path: str | Path, name: str | None = None) -> Strategy:
+    """The strategy class of ``path`` (the Strategy subclass no other one there
+    subclasses), instantiated; warns on stderr about ``on_*`` methods that are not hooks.
+    What it prints while it loads goes to stderr as ``[name] line``."""
     p = Path(path)
     if not p.is_file():
         raise StrategyError(f"{p}: no such strategy file")
-    module = _import(p.resolve())
+    with load_output(name or entry_name(p)):
+        module = _import(p.resolve())
+        cls = _strategy_class(p, module)
+        try:
+            strategy = cls()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise StrategyError(failure(p.resolve(), exc, "in __init__")) from None
+    for warning in hook_warnings(cls):
+        sys.stderr.write(f"arena: warning: {warning}\n")
+    return strategy
+
+
+def _strategy_class(p: Path, module: ModuleType) -> type[Strategy]:
     classes = [
         obj
         for obj in vars(module).values()
@@ -73,21 +128,49 @@ def load_strategy(path: str | Path) -> Strategy:
             f"{p}: defines no Strategy subclass (write `class MyStrategy(Strategy): ...`, "
             "see docs/strategies.md)"
         )
-    if len(classes) > 1:
-        names = ", ".join(c.__name__ for c in classes)
+    leaves = [c for c in classes if not any(o is not c and issubclass(o, c) for o in classes)]
+    if len(leaves) > 1:
+        names = ", ".join(c.__name__ for c in leaves)
         raise StrategyError(f"{p}: defines several Strategy subclasses ({names}); keep one")
-    try:
-        return classes[0]()
-    except Exception as exc:
-        raise StrategyError(failure(p.resolve(), exc, "in __init__")) from None
+    return leaves[0]
+
+
+def hook_warnings(cls: type[Strategy]) -> list[str]:
+    """One line for each ``on_*`` method of ``cls`` (or its bases) that is not a hook."""
+    out = []
+    seen: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is Strategy or not issubclass(klass, Strategy):
+            continue
+        for attr, value in vars(klass).items():
+            if not attr.startswith("on_") or attr in HOOK_NAMES or attr in seen:
+                continue
+            seen.add(attr)
+            code = getattr(value, "__code__", None)
+            if code is None:  # not a method
+                continue
+            where = f"{code.co_filename}:{code.co_firstlineno}"
+            close = difflib.get_close_matches(attr, HOOK_NAMES, n=1)
+            if not close and any(word in attr for word in _EVENT_WORDS):
+                close = ["on_event (fills, rejections, cancels... all come to it)"]
+            hint = f"did you mean {close[0]}? " if close else ""
+            out.append(
+                f"{where}: {klass.__name__}.{attr} is not a hook and is never called "
+                f"({hint}the hooks: {', '.join(HOOK_NAMES)})"
+            )
+    return out
 
 
 def failure(path: Path, exc: BaseException, when: str) -> str:
     """``file:line: Type: message (when)``, the line being the deepest one in ``path``."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{located(path, exc)}: {type(exc).__name__}{': ' + text if text else ''} ({when})"
+
+
+def located(path: Path, exc: BaseException) -> str:
+    """``file:line``, the deepest line of ``path`` that ``exc`` went through (else ``file``)."""
     line = None
     for frame in traceback.extract_tb(exc.__traceback__):
         if Path(frame.filename).resolve() == path.resolve():
             line = frame.lineno
-    where = f"{path}:{line}" if line is not None else str(path)
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{where}: {type(exc).__name__}{': ' + text if text else ''} ({when})"
+    return f"{path}:{line}" if line is not None else str(path)

@@ -21,8 +21,10 @@ import random
 from collections import deque
 from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from pathlib import Path
 from typing import Any
 
+from arena_tui.run.fields import U8, U32, U64, Call
 from arena_tui.run.market import (
     ALO,
     E8_DEC,
@@ -86,8 +88,11 @@ class Context:
         send: Callable[[int, dict[str, Any]], None],
         seed: int,
         latency_ms: int = 0,
+        path: Path | None = None,
     ) -> None:
+        """``path``: the strategy's file, named by a refused call (its line too)."""
         self.entry = entry
+        self.path = path
         self.season: Season = engine.season
         self._engine = engine
         self._send = send
@@ -134,7 +139,35 @@ class Context:
         encoded_tif: int,
         cloid: int = 0,
     ) -> None:
-        """The seven fields exactly (prices and sizes as e8 integers), sent unchanged."""
+        """The seven fields exactly (prices and sizes as e8 integers), sent unchanged.
+
+        A field the HTTP API would refuse (a float price, a string asset, a size out of
+        uint64, a cloid out of uint128) raises :class:`StrategyError` here, naming the
+        calling line, the field and the value; nothing is sent.
+        """
+        c = Call("ctx.order", self.path)
+        asset_hint = " (use ctx.asset_of(coin))"
+        e8 = ": prices and sizes are integers at 1e8 (ctx.buy and ctx.sell take dollars)"
+        self._order(
+            c.whole("asset", asset, U32, asset_hint),
+            c.flag("is_buy", is_buy),
+            c.whole("limit_px", limit_px, U64, e8),
+            c.whole("sz", sz, U64, e8),
+            c.flag("reduce_only", reduce_only),
+            c.whole("encoded_tif", encoded_tif, U8, ": ALO (1), GTC (2) or IOC (3)"),
+            c.cloid(cloid),
+        )
+
+    def _order(
+        self,
+        asset: int,
+        is_buy: bool,
+        limit_px: int,
+        sz: int,
+        reduce_only: bool,
+        encoded_tif: int,
+        cloid: int,
+    ) -> None:
         msg: dict[str, Any] = {
             "type": "order",
             "entry": self.entry,
@@ -184,8 +217,12 @@ class Context:
         It takes effect ``activation_delay_ms`` after the engine receives it; until then the
         order can still fill and still holds its slot and reserve.
         """
+        c = Call("ctx.cancel", self.path)
+        if oid is not None:
+            oid = c.whole("oid", oid, U64)
+        cloid = c.cloid(cloid)
         if oid is None and not cloid:
-            raise ValueError("cancel needs an oid or a non-zero cloid")
+            raise c.refused("no oid and no cloid: give oid=... or a non-zero cloid=...")
         msg: dict[str, Any] = {"type": "cancel", "entry": self.entry}
         if oid is not None:
             msg["oid"] = oid
@@ -195,6 +232,8 @@ class Context:
 
     def cancel_all(self, coin: str | None = None) -> int:
         """Cancel every open order (of ``coin``) not already being cancelled; how many."""
+        if coin is not None:
+            Call("ctx.cancel_all", self.path).coin(coin, self._asset)
         n = 0
         for o in self.account.open_orders:
             if o.cancelling or self.cancel_sent(o.oid) or (coin is not None and o.coin != coin):
@@ -274,21 +313,19 @@ class Context:
         reduce_only: bool,
         cloid: int | None,
     ) -> int:
-        try:
-            encoded = TIFS[tif.lower()]
-        except KeyError:
-            raise ValueError(f"tif must be one of {sorted(TIFS)}, not {tif!r}") from None
-        if cloid is None:
-            cloid = self.next_cloid()
-        self.order(
-            self.asset_of(coin),
-            is_buy,
-            self.px_e8(coin, px, is_buy),
-            self.sz_e8(coin, sz),
-            reduce_only,
-            encoded,
-            cloid,
-        )
+        c = Call("ctx.buy" if is_buy else "ctx.sell", self.path)
+        coin = c.coin(coin, self._asset)
+        price, size = c.amount("px", px), c.amount("sz", sz)
+        encoded = TIFS.get(tif.lower()) if isinstance(tif, str) else None
+        if encoded is None:
+            raise c.bad("tif", tif, f"is not one of {', '.join(map(repr, TIFS))}")
+        c.flag("reduce_only", reduce_only)
+        cloid = self.next_cloid() if cloid is None else c.cloid(cloid)
+        decimals = self._sz_decimals[coin]
+        rounding = ROUND_FLOOR if is_buy else ROUND_CEILING
+        limit_px = round_px(price, decimals, rounding)
+        size_e8 = round_sz(size, decimals)
+        self._order(self._asset[coin], is_buy, limit_px, size_e8, reduce_only, encoded, cloid)
         return cloid
 
 

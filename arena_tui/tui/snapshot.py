@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arena_tui.run.hooks import Said
 from arena_tui.run.stats import MarkRow
 from engine import events as ev
 
@@ -106,9 +107,10 @@ class Leader:
 
 @dataclass(frozen=True)
 class Happening:
-    """One of an entry's fills, rejections, cancels, closes or pauses, as the engine said it."""
+    """One of an entry's fills, rejections, cancels, closes or pauses, as the engine said it,
+    or a line its strategy printed (:class:`~arena_tui.run.hooks.Said`)."""
 
-    event: ev.AnyEvent
+    event: ev.AnyEvent | Said
     coin: str | None  # the order's coin, where the event names an order
 
 

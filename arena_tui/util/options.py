@@ -68,3 +68,21 @@ LatencyOpt = Annotated[
 SeedOpt = Annotated[
     int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
 ]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace the run already in --out: its files are deleted first (a directory "
+        "holding anything a run does not write is still refused).",
+    ),
+]
+HookTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--hook-timeout",
+        metavar="SECONDS",
+        help="Stop the run when one call of a strategy's hook runs longer than this, naming "
+        "the hook and the line it was at; 0 turns the limit off (e.g. to step through a hook "
+        "in a debugger).",
+    ),
+]

@@ -1,4 +1,5 @@
-"""Fills, rejections, cancels and closes, with the engine's reasons, oldest first.
+"""Fills, rejections, cancels and closes, with the engine's reasons, oldest first; and
+what the strategies print (``said`` rows: each line as it was written).
 
 Every event the worker sends is counted (the tab's title says how many); the newest
 ``KEEP`` are kept and only the lines on screen are ever formatted and drawn, so a run
@@ -17,6 +18,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from arena_tui.run.hooks import Said
 from arena_tui.tui.fmt import clock, sz, usd
 from arena_tui.tui.fmt import px as fpx
 from arena_tui.tui.snapshot import Happening
@@ -28,6 +30,8 @@ KEEP = 2_000
 def describe(h: Happening) -> tuple[str, str, str]:
     """(what, style, detail) of one event."""
     e = h.event
+    if isinstance(e, Said):
+        return "said", "cyan", e.text
     if isinstance(e, ev.Fill):
         side = "buy" if e.is_buy else "sell"
         how = "taker" if e.taker else "maker"
@@ -59,6 +63,7 @@ WHAT = {
     ev.Closed: "closed",
     ev.Paused: "PAUSED",
     ev.PerformanceFee: "perf fee",
+    Said: "said",
 }
 
 

@@ -130,7 +130,7 @@ async def test_pause_seek_speed_and_every_event_shown(tmp_path: Path) -> None:
         await pilot.press("n")  # to the first rejection (the $1 order)
         await settled(screen)
         activity = screen.query_one(ActivityLog)
-        assert activity.history[0][2:] == ("rejected", "", "order: OrderTooSmall")
+        assert activity.history[0][2:] == ("rejected", "BTC", "order: OrderTooSmall")
         assert screen.query_one(StatusBar).text.startswith("‖ paused")
         assert activity.received == 1 and first_hit.t <= (screen.snapshot.t or 0)
 

@@ -2,15 +2,20 @@
 
 The start screen's Live paper mode is chosen with the keys, coins typed in; the run screen
 must show the live clock and the score moving, hide the speed keys, pause only the view
-while the run goes on, and quit leaving a run log that replays to the run's ranking. The
-tests wait for what the screen shows (polled, bounded), never for a fixed time.
+while the run goes on, and quit leaving a run log that replays to the run's ranking. Its
+header must show the feed's real link: a feed that is down (nothing listening yet, or an
+outage) is never "● live", it says so and when the next try comes, and "● live" returns
+once the feed is up. The tests wait for what the screen shows (polled, bounded), never for
+a fixed time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
+import socket
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -151,3 +156,77 @@ def test_arena_paper_tui_quits_on_sigterm_and_returns_the_run(tmp_path: Path) ->
     run_log = tmp_path / "run" / "run.jsonl"
     again = replay([str(run_log)], resolve_season([str(run_log)], None))
     assert dumps(again.to_json()) == dumps(result.replay.to_json())
+
+
+RETRYING = re.compile(r"retrying (in \d+\.\ds|now) \(try \d+\)")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (yet)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def live_app(tmp_path: Path, ws_url: str) -> tuple[ArenaApp, BacktestSource]:
+    """``arena paper --tui`` on ``ws_url``, retrying within 0.1-0.4 s (80x24 would cut it)."""
+    spec = PaperSpec(
+        write_taker(tmp_path / "taker.py"),
+        season=running_season(tmp_path / "live-test.json"),
+        out=tmp_path / "run",
+        ws_url=ws_url,
+    )
+    bt, feed = prepare_paper(spec, backoff=Backoff(200, 400))
+    source = BacktestSource.of_feed(bt, feed, title="taker")
+    return make_app(source=source), source
+
+
+@aio
+async def test_a_feed_that_is_down_is_shown_down_with_its_retry_until_it_comes_up(
+    tmp_path: Path,
+) -> None:
+    srv = FakeHL(pace_s=0.02)
+    srv.port = free_port()  # where it will listen, once started
+    app, source = live_app(tmp_path, srv.ws_url)
+    async with app.run_test(size=(160, 24)) as pilot:
+        screen = run_screen(app)
+        status = screen.query_one(StatusBar)
+        await until(pilot, lambda: "cannot connect" in status.text, "the failed connects")
+        await until(pilot, lambda: screen.applied >= 2, "ticks while the feed is down")
+        text = status.text
+        assert text.startswith("✕ cannot connect") and "● live" not in text
+        assert RETRYING.search(text), text  # when the next try comes, and which it is
+        assert f"{srv.port}" in text, text  # and why: the connect call failed
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: len(status.text) <= 78, "the line to fit 80 columns")
+        assert status.text.startswith("✕ cannot connect") and RETRYING.search(status.text)
+        with srv:
+            await until(pilot, lambda: status.text.startswith("● live"), "the feed to come up")
+            feed = source.feed
+            assert feed is not None
+            await until(pilot, lambda: feed.recorder.messages > 0, "market data")
+            assert "cannot connect" not in status.text and "retrying" not in status.text
+            await pilot.press("q")
+        assert source.done.wait(WAIT_S)
+
+
+@aio
+async def test_a_feed_lost_under_a_live_run_is_shown_lost_until_it_is_back(tmp_path: Path) -> None:
+    with FakeHL(pace_s=0.02) as srv:
+        app, source = live_app(tmp_path, srv.ws_url)
+        async with app.run_test(size=(120, 24)) as pilot:
+            screen = run_screen(app)
+            status = screen.query_one(StatusBar)
+            await until(pilot, lambda: status.text.startswith("● live"), "the feed up")
+            await pilot.press("space")  # the view paused: the link is still told
+            await until(pilot, lambda: status.text.startswith("‖ view paused"), "the pause")
+            srv.inject("outage", ms=2000)  # closed, and nothing listens for 2 s
+            await until(pilot, lambda: RETRYING.search(status.text) is not None, "the loss")
+            assert status.text.startswith("‖ view paused  ○ feed lost"), status.text
+            await until(pilot, lambda: "feed lost" not in status.text, "the feed back")
+            assert status.text.startswith("‖ view paused") and "retrying" not in status.text
+            await pilot.press("space")
+            await until(pilot, lambda: status.text.startswith("● live"), "the view to follow")
+            await until(pilot, lambda: "1 gap" in status.text, "the gap counted")
+            await pilot.press("q")
+        assert source.done.wait(WAIT_S)

@@ -102,6 +102,20 @@ def test_seek_runs_flat_out_then_pauses_before_the_input_after_a_fill() -> None:
     assert not pb.state().paused and not pb.state().seeking
 
 
+def test_a_seek_for_one_entry_runs_past_the_others_events() -> None:
+    pb, ft = playback(1, paused=True)
+    ft.when_paused.append(lambda: pb.seek("maker"))
+    for t in range(0, 10_000, 1000):
+        assert pb.pace(t)
+        pb.found("momentum" if t < 5_000 else "maker")  # another entry's fill, then its own
+        if t == 5_000:
+            break
+    assert pb.state().seeking  # the others' fills went by
+    ft.when_paused.append(pb.resume)
+    assert pb.pace(6_000)  # its own: paused before the next input
+    assert ft.waits == [None, None]
+
+
 def test_found_outside_a_seek_changes_nothing() -> None:
     pb, ft = playback(None)
     pb.found()

@@ -1,4 +1,5 @@
-"""SVG snapshots of arena-tui at fixed points of the committed sample (80x24).
+"""SVG snapshots of arena-tui at fixed points of the committed sample (80x24, and 160x48
+where a large terminal shows more: a taller chart, every level of the book).
 
 The run is the maker baseline (with the other baselines) on
 ``recordings/sample-btc-20250126.jsonl``, opened paused and moved with the keys a user
@@ -19,7 +20,7 @@ from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.source import RunSpec
 from arena_tui.tui.widgets.activity import ActivityLog
-from tests.tuikit import MAKER, SAMPLE, finished, settled
+from tests.tuikit import MAKER, ROOT, SAMPLE, finished, settled
 
 SnapCompare = Callable[..., bool]
 Before = Callable[[Pilot[None]], Awaitable[None]]
@@ -100,3 +101,49 @@ async def to_the_end_on_the_activity(pilot: Pilot[None]) -> None:
 
 def test_run_screen_at_the_end_on_the_activity(snap_compare: SnapCompare, tmp_path: Path) -> None:
     assert snap_compare(sample_app(tmp_path), run_before=to_the_end_on_the_activity)
+
+
+BIG = (160, 48)
+
+
+async def to_first_fill_on_the_market(pilot: Pilot[None]) -> None:
+    await to_first_fill(pilot)
+    await pilot.press("4")
+
+
+def test_run_screen_on_the_market_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(sample_app(tmp_path), run_before=to_first_fill_on_the_market)
+
+
+def test_run_screen_at_the_end_on_the_activity_160x48(
+    snap_compare: SnapCompare, tmp_path: Path
+) -> None:
+    app = sample_app(tmp_path)
+    assert snap_compare(app, run_before=to_the_end_on_the_activity, terminal_size=BIG)
+
+
+def test_run_screen_on_the_market_160x48(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    app = sample_app(tmp_path)
+    assert snap_compare(app, run_before=to_first_fill_on_the_market, terminal_size=BIG)
+
+
+async def run_the_capture(pilot: Pilot[None]) -> None:
+    await pilot.press("r")  # it spans no whole minute: said, and its season highlighted
+
+
+def test_start_screen_explains_a_recording_with_no_whole_minute(
+    snap_compare: SnapCompare,
+) -> None:
+    catalog = Catalog(
+        recordings=(
+            Item(ROOT / "recordings/btc-20250126-capture.jsonl.gz", "./recordings"),
+            Item(ROOT / "recordings/sample-btc-20250126.jsonl", "./recordings"),
+        ),
+        strategies=(Item(MAKER, "./strategies"),),
+        seasons=(
+            Item(ROOT / "seasons/season0.toml", "./seasons"),
+            Item(ROOT / "seasons/sample-btc-20250126.toml", "./seasons"),
+        ),
+    )
+    app = make_app(catalog=catalog, picked=(0,))
+    assert snap_compare(app, run_before=run_the_capture)

@@ -61,7 +61,7 @@ class ArenaApp(App[None]):
         sources: Sources = BacktestSource.of_spec,
         speed: int | None = 60,
         paused: bool = False,
-        picked: tuple[int, ...] = (0,),
+        picked: tuple[int, ...] | None = None,
         season: int = 0,
         vs: bool = True,
         playback: Playback | None = None,
@@ -72,7 +72,11 @@ class ArenaApp(App[None]):
         key: str | None = None,
     ) -> None:
         """The spectator screen for ``spectate``, the run screen for ``spec`` (made into a
-        source by ``sources``) or ``source``, at once; else the start screen."""
+        source by ``sources``) or ``source``, at once; else the start screen.
+
+        ``esc`` on a run screen goes back to the start screen, made from ``catalog`` for a
+        run handed in (``arena-tui LOG --strategy X``); a run handed in without a catalog
+        (``arena backtest --tui``) has none to go back to."""
         super().__init__()
         if spec is not None and source is None:
             source = sources(spec)
@@ -83,6 +87,7 @@ class ArenaApp(App[None]):
         self.quit_on_signals = quit_on_signals
         self.season = season
         self.playback = playback  # for ``source``; made from speed and paused when None
+        self.has_start = catalog is not None or (source is None and spectate is None)
         self.catalog = catalog or Catalog((), (), ())
         self.source = source
         self.sources = sources
@@ -103,15 +108,34 @@ class ArenaApp(App[None]):
             playback = self.playback or self.source.playback(self.speed, self.paused)
             self.push_screen(RunScreen(self.source, playback))
         else:
-            start = StartScreen(
-                self.catalog,
-                self.start_run,
-                picked=self.picked,
-                season=self.season,
-                vs=self.vs,
-                speed=self.speed,
-            )
-            self.push_screen(start)
+            self.push_screen(self.start_screen())
+
+    def start_screen(self) -> StartScreen:
+        return StartScreen(
+            self.catalog,
+            self.start_run,
+            picked=self.picked,
+            season=self.season,
+            vs=self.vs,
+            speed=self.speed,
+        )
+
+    def back_to_start(self, error: str | None = None) -> bool:
+        """Show the start screen (made now for a run started directly), with ``error`` (why
+        the run could not start) on it; False if this app has none."""
+        below = [s for s in self.screen_stack if isinstance(s, StartScreen)]
+        if below:
+            start = below[-1]
+            while self.screen is not start:
+                self.pop_screen()
+        elif self.has_start:
+            start = self.start_screen()
+            self.switch_screen(start)
+        else:
+            return False
+        if error is not None:
+            start.show_error(error)
+        return True
 
     def on_unmount(self) -> None:
         if self.quit_on_signals:

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.market import MarketView
 
-BOOK_LEVELS = 5
-LAST_PRINTS = 8
+BOOK_LEVELS = 20  # Hyperliquid's l2Book depth: the market tab shows as many as fit
+LAST_PRINTS = 40
 
 
 def _score(bt: Backtest, name: str, acct: Account | None, row: dict[str, Any]) -> Score:

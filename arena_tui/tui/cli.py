@@ -11,14 +11,20 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from arena_tui.tui.catalog import discover
 from arena_tui.tui.playback import parse_speed
 from arena_tui.util.errors import fail, run_cli
-from arena_tui.util.options import SeasonOpt
+from arena_tui.util.options import ForceOpt, HookTimeoutOpt, SeasonOpt
+
+if TYPE_CHECKING:
+    from arena_tui.run.paper import PaperSpec
+    from arena_tui.tui.source import RunSpec
+
+Spec = TypeVar("Spec", "RunSpec", "PaperSpec")  # what the start screen hands a source
 
 cli = typer.Typer(
     rich_markup_mode="rich",
@@ -86,13 +92,17 @@ def tui_command(
         typer.Option(
             "--out",
             file_okay=False,
-            help="Directory for the run log (default: a new one in the data dir).",
+            help="Directory for the run log (default: a new one in the data dir); one "
+            "holding a run already is refused unless --force. Later runs of the session go "
+            "beside it (DIR-2, DIR-3...), or with --force replace it.",
         ),
     ] = None,
+    force: ForceOpt = False,
     latency_ms: Annotated[
         int, typer.Option("--latency-ms", min=0, help="As arena backtest --latency-ms.")
     ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="As arena backtest --seed.")] = 0,
+    hook_timeout: HookTimeoutOpt = 10.0,
     spectate: Annotated[
         str | None,
         typer.Option(
@@ -120,10 +130,11 @@ def tui_command(
     With LOG... and --strategy it runs at once; else the start screen lists what
     it finds.
 
-    Keys: space pause/play, +/- speed (1x 10x 60x 600x max), n next fill or
-    rejection;
+    Keys: space pause/play, +/- speed (1x 10x 60x 600x max), n the watched
+    entry's next fill or rejection;
 
-    c coin, e entry, 1-5 tabs, ? help, esc back to the start screen, q quit.
+    c coin, e entry, 1-5 tabs, ? help, esc back to the start screen (from a run
+    started here too), q quit.
 
     With --spectate URL it watches a hosted season instead (c coin, r read again
     now).
@@ -133,62 +144,76 @@ def tui_command(
 
     Example: [cyan]arena-tui --spectate http://127.0.0.1:8000[/]
     """
-    from arena_tui.run.paper import PaperSpec
+    from arena_tui.run.rundir import refuse_held_run, session_dir
     from arena_tui.tui.app import make_app
     from arena_tui.tui.source import BacktestSource, RunSpec, prepare
     from arena_tui.tui.spectator import SpectateSpec
 
     given = list(logs or [])
     rate = parse_speed(speed)
-    source: BacktestSource | None
     if spectate is not None:
         if given or strategy is not None:
             raise typer.BadParameter("--spectate watches a host: give no LOG and no --strategy")
         make_app(spectate=SpectateSpec(spectate, key or None), quit_on_signals=True).run()
         return
+    source: BacktestSource | None = None
     if given and strategy is not None:
-        spec = RunSpec(tuple(given), strategy, vs, season, out, latency_ms, seed)
+        spec = RunSpec(
+            tuple(given), strategy, vs, season, out, latency_ms, seed, force, hook_timeout
+        )
         bt, paths = prepare(spec)  # fails here, before the screen opens
         source = BacktestSource.of_backtest(bt, paths, title=strategy.name)
-        make_app(source=source, speed=rate, paused=paused, quit_on_signals=True).run()
-    else:
-        catalog = discover(
-            logs=given,
-            strategies=[strategy] if strategy else [],
-            seasons=[season] if season else [],
+    catalog = discover(  # the start screen's (esc goes there from a run started here)
+        logs=given,
+        strategies=[strategy] if strategy else [],
+        seasons=[season] if season else [],
+    )
+
+    if source is None and out is not None and not force:
+        refuse_held_run(out)  # now, as one line, rather than on the screen after a pick
+
+    def run_out() -> Path | None:
+        """--out for this session's first run, then beside it (out-2, ...); --force: --out."""
+        return out if out is None or force else session_dir(out)
+
+    def tuned(chosen: Spec) -> Spec:
+        """A spec from the start screen, with this command line's run options."""
+        return replace(
+            chosen,
+            out=run_out(),
+            latency_ms=latency_ms,
+            seed=seed,
+            force=force,
+            hook_timeout=hook_timeout,
         )
-        picked = tuple(range(len(given))) or (0,)
 
-        def sources(chosen: RunSpec) -> BacktestSource:
-            return BacktestSource.of_spec(
-                replace(chosen, out=out, latency_ms=latency_ms, seed=seed)
-            )
+    def sources(chosen: RunSpec) -> BacktestSource:
+        return BacktestSource.of_spec(tuned(chosen))
 
-        def live_sources(chosen: PaperSpec) -> BacktestSource:
-            return BacktestSource.of_paper(
-                replace(chosen, out=out, latency_ms=latency_ms, seed=seed)
-            )
+    def live_sources(chosen: PaperSpec) -> BacktestSource:
+        return BacktestSource.of_paper(tuned(chosen))
 
-        app = make_app(
-            catalog=catalog,
-            sources=sources,
-            live_sources=live_sources,
-            speed=rate,
-            paused=paused,
-            picked=picked,
-            season=1 if season else 0,
-            quit_on_signals=True,
-            key=key or None,
-        )
-        app.run()
-        source = app.source
+    app = make_app(
+        catalog=catalog,
+        source=source,
+        sources=sources,
+        live_sources=live_sources,
+        speed=rate,
+        paused=paused,
+        picked=tuple(range(len(given))) or None,
+        season=1 if season else 0,
+        quit_on_signals=True,
+        key=key or None,
+    )
+    app.run()
+    source = app.source
     if source is None:
         return
     outcome = source.outcome
     if outcome is not None and outcome.run_log is not None:
         sys.stderr.write(f"arena-tui: run log {outcome.run_log} (arena replay gives its ranking)\n")
-    if outcome is not None and outcome.error is not None:
-        fail(outcome.error)
+    if outcome is not None and outcome.error is not None and not outcome.stopped:
+        fail(outcome.error)  # (stopped before the season began: the viewer's choice)
 
 
 def main() -> None:

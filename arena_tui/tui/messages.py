@@ -59,6 +59,7 @@ class Outcome:
     error: str | None  # a known failure, one line
     inputs: int
     run_log: Path | None
+    prepared: bool = True  # False: it failed before it began (a bad choice of files)
 
 
 class RunEnded(Message):

@@ -4,7 +4,8 @@ Why this module exists: the engine runs in a worker thread as fast as it can, an
 viewer decides how fast simulated time passes. The worker calls :meth:`Playback.pace`
 before each log input (the backtest runner's ``pace`` hook): at a speed it waits until the
 wall clock catches up with the input's time; paused, it waits until resumed; seeking, it
-runs flat out until :meth:`found` says a fill or a rejection happened, then pauses. The UI
+runs flat out until :meth:`found` says a fill or a rejection happened (of the entry the
+seek names, when it names one), then pauses. The UI
 thread calls the other methods; one condition variable joins the two. The clock and the
 wait are injected, so the pacing is tested without real time.
 
@@ -73,6 +74,7 @@ class Playback:
         self.speed = speed
         self.paused = paused
         self.seeking = False
+        self.seek_entry: str | None = None  # a seek stops at this entry's events only
         self.stopped = False
         self._hit = False
         self._anchor: tuple[float, int] | None = None
@@ -115,9 +117,10 @@ class Playback:
     def slower(self) -> None:
         self.set_speed(SPEEDS[max(SPEEDS.index(self.speed) - 1, 0)])
 
-    def seek(self) -> None:
-        """Run flat out to the next fill or rejection, then pause."""
+    def seek(self, entry: str | None = None) -> None:
+        """Run flat out to the next fill or rejection (of ``entry``, if given), then pause."""
         with self._cond:
+            self.seek_entry = entry
             self.seeking = True
             self.paused = False
             self._hit = False
@@ -136,9 +139,10 @@ class Playback:
 
     # ---- the worker thread -----------------------------------------------------------
 
-    def found(self) -> None:
-        """A fill or a rejection happened: a seek pauses before the next input."""
-        if self.seeking:
+    def found(self, entry: str | None = None) -> None:
+        """A fill or a rejection (of ``entry``) happened: a seek for it pauses before the next
+        input."""
+        if self.seeking and (self.seek_entry is None or entry == self.seek_entry):
             with self._cond:
                 self._hit = True
                 self._quick = False

@@ -6,7 +6,9 @@ a :class:`~arena_tui.run.backtest.Backtest` and runs it with two hooks: ``pace``
 each log input, which counts it, posts a snapshot when one is due (a few a second, wall
 time) and lets :class:`~arena_tui.tui.playback.Playback` hold the run; and ``on_event``,
 which queues every fill, rejection, cancel and close of the run's entries for the next
-:class:`~arena_tui.tui.messages.Happened` message (never coalesced). The run is the same
+:class:`~arena_tui.tui.messages.Happened` message (never coalesced), each with its coin (a
+rejected order's from the request the engine refused, which the entry's context hands
+over as it is applied). The run is the same
 ``arena backtest`` run, run log included: watching it changes nothing it computes.
 
 A live source (``arena paper``'s run on the feed) runs in real time and never waits: its
@@ -18,15 +20,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import build_backtest
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S, Said
 from arena_tui.run.parts import BacktestResult
 from arena_tui.season.file import SeasonError
 from arena_tui.tui.capture import take
@@ -46,6 +50,20 @@ SHOWN = (ev.Fill, ev.Rejected, ev.CancelPending, ev.Closed, ev.Paused, ev.Perfor
 Post = Callable[[Message], object]
 Pace = Callable[[int], bool]
 Runner = Callable[[Pace], BacktestResult]  # one pass of a prepared run, paced
+CLOSED_KEPT = 4096  # closed orders whose coin is remembered (a late cancel names them)
+
+
+class _Sent(deque[dict[str, Any]]):
+    """An entry's requests in flight that remembers the last one taken off to be applied
+    (the runner takes each off just before the engine sees it)."""
+
+    def __init__(self, items: Iterable[dict[str, Any]] = ()) -> None:
+        super().__init__(items)
+        self.last: dict[str, Any] | None = None
+
+    def popleft(self) -> dict[str, Any]:
+        self.last = super().popleft()
+        return self.last
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,8 @@ class RunSpec:
     out: Path | None = None  # the run's directory (default: a new one in the data dir)
     latency_ms: int = 0
     seed: int = 0
+    force: bool = False  # replace a run already in ``out``
+    hook_timeout: float = DEFAULT_TIMEOUT_S  # seconds one hook call may run (<= 0: no limit)
 
 
 def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
@@ -74,7 +94,9 @@ def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
         out=spec.out,
         latency_ms=spec.latency_ms,
         seed=spec.seed,
+        force=spec.force,
     )
+    bt.guard.timeout_s = spec.hook_timeout
     return bt, paths
 
 
@@ -94,11 +116,21 @@ class _Watch:
         self.pending: list[Happening] = []
         self.funding: dict[tuple[str, int], int] = {}
         self.order_asset: dict[int, int] = {}
+        self.closed_asset: OrderedDict[int, int] = OrderedDict()
+        self.sent: dict[str, _Sent] = {}
+        for e in bt.entrants:
+            if e.ctx is not None and isinstance(e.ctx.in_flight, deque):
+                e.ctx.in_flight = self.sent[e.name] = _Sent(e.ctx.in_flight)
         self.next_post = 0.0
         self.shown_waiting: tuple[int, int] | None = None  # (inputs, seq) last shown paused
         self.chained = bt.on_event
         bt.on_event = self.on_event
         playback.on_wait = self.on_wait
+        bt.guard.echo = False  # the terminal is Textual's: what a strategy prints goes to
+        bt.guard.on_said = self.on_said  # the Activity tab (and to <entry>.log)
+
+    def on_said(self, said: Said) -> None:
+        self.pending.append(Happening(said, None))
 
     def on_event(self, event: ev.AnyEvent) -> None:
         if self.chained is not None:
@@ -115,12 +147,29 @@ class _Watch:
         asset = getattr(event, "asset", None)
         if asset is None and isinstance(event, ev.Closed):
             asset = self.order_asset.pop(event.oid, None)  # the order has left: forget it
+            if asset is not None:
+                self.closed_asset[event.oid] = asset
+                if len(self.closed_asset) > CLOSED_KEPT:
+                    self.closed_asset.popitem(last=False)
+        elif isinstance(event, ev.Rejected) and event.request == "order":
+            asset = self._refused_asset(event)
         elif asset is None:
-            asset = self.order_asset.get(getattr(event, "oid", -1))
-        coin = None if asset is None else self.bt.engine.assets[asset].coin
+            oid = getattr(event, "oid", -1)
+            asset = self.order_asset.get(oid, self.closed_asset.get(oid))
+        state = None if asset is None else self.bt.engine.assets.get(asset)
+        coin = None if state is None else state.coin
         self.pending.append(Happening(event, coin))
         if isinstance(event, ev.Fill | ev.Rejected):
-            self.playback.found()
+            self.playback.found(event.entry)
+
+    def _refused_asset(self, event: ev.Rejected) -> int | None:
+        """The asset of the order the engine just refused: the request being applied."""
+        sent = self.sent.get(event.entry)
+        msg = None if sent is None else sent.last
+        if msg is None or msg.get("type") != "order":
+            return None
+        asset = msg.get("asset")
+        return asset if type(asset) is int else None
 
     def pace(self, t: int) -> bool:
         if self.clock() >= self.next_post:
@@ -184,7 +233,8 @@ class BacktestSource:
     """One run to watch; ``run`` is the worker's body (see the module docstring).
 
     ``make`` prepares the run (in the worker: it may read files or fetch ``meta``) and
-    returns the runner and how to make its pass; ``live``: a run on the live feed.
+    returns the runner and how to make its pass; ``live``: a run on the live feed, whose
+    :class:`~arena_tui.run.live.LiveFeed` is ``feed`` once made (the screen reads its link).
     """
 
     def __init__(
@@ -203,6 +253,7 @@ class BacktestSource:
         self.outcome: Outcome | None = None
         self.started = False
         self.done = threading.Event()  # the worker has finished (run log closed)
+        self.feed: LiveFeed | None = None
 
     @classmethod
     def of_spec(cls, spec: RunSpec) -> BacktestSource:
@@ -226,15 +277,19 @@ class BacktestSource:
 
         def make() -> tuple[Backtest, Runner]:
             bt, feed = prepare_paper(spec)
+            source.feed = feed
             return bt, _on_feed(bt, feed)
 
         vs = f" vs {spec.vs}" if spec.vs else ""
         coins = ",".join(spec.coins) or "the season's coins"
-        return cls(make, title=f"{spec.strategy.name}{vs} live on {coins}", live=True)
+        source = cls(make, title=f"{spec.strategy.name}{vs} live on {coins}", live=True)
+        return source
 
     @classmethod
     def of_feed(cls, bt: Backtest, feed: LiveFeed, *, title: str) -> BacktestSource:
-        return cls(lambda: (bt, _on_feed(bt, feed)), title=title, live=True)
+        source = cls(lambda: (bt, _on_feed(bt, feed)), title=title, live=True)
+        source.feed = feed
+        return source
 
     def playback(self, speed: int | None, paused: bool) -> Playback:
         """How the run starts playing; a live run is real time, and starts shown."""
@@ -247,7 +302,7 @@ class BacktestSource:
             try:
                 bt, go = self._make()
             except KNOWN as exc:
-                return self._end(post, Outcome(False, False, str(exc), 0, None))
+                return self._end(post, Outcome(False, False, str(exc), 0, None, prepared=False))
             watch = (_LiveWatch if self.live else _Watch)(bt, playback, post, self.clock)
             error = None
             try:

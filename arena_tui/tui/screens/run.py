@@ -5,14 +5,22 @@ starts the source in a thread worker, applies each snapshot to every panel in on
 ``batch_update`` (attributes down), appends every event to the activity table, and turns
 keys into playback commands. Which entry and which coin are shown is the viewer's choice,
 kept here; everything shown comes from the latest snapshot. A live run has no speed and no
-seeking (those keys are hidden); space pauses its view while the run goes on.
+seeking (those keys are hidden); space pauses its view while the run goes on, and the
+header shows the feed's link as it is (connected, or why not and when the next try comes),
+read from the feed a few times a second whether the view is paused or not.
+
+``n`` runs to the next fill or rejection of the entry watched (``e`` changes it). A run
+that fails says why in a box under the header (``esc`` hides it); one that could not even
+start (a choice of files the runner refuses) goes back to the start screen and says it
+there. ``esc`` goes back to the start screen, the one it came from or, for a run started
+from the command line, a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import ClassVar
+from typing import ClassVar, Protocol, runtime_checkable
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +29,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
+from arena_tui.tui.feedlink import FeedLink
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Snapshot
@@ -31,9 +40,11 @@ from arena_tui.tui.widgets.leaders import LeaderTable
 from arena_tui.tui.widgets.market import MarketPanel
 from arena_tui.tui.widgets.orders import LEGEND, OrdersTable, PositionsTable
 from arena_tui.tui.widgets.score import ScorePanel
-from arena_tui.tui.widgets.status import StatusBar, season_part
+from arena_tui.tui.widgets.status import StatusBar, ended_words, season_part
 
 LIVE_HIDDEN = frozenset({"faster", "slower", "seek"})
+LINK_S = 0.2  # how often a live run's header reads the feed's link
+HIDE = "  (esc hides this)"
 TABS = (
     ("orders", "Orders"),
     ("positions", "Positions"),
@@ -41,6 +52,15 @@ TABS = (
     ("market", "Market"),
     ("leaders", "Leaderboard"),
 )
+
+
+@runtime_checkable
+class Home(Protocol):
+    """The app as this screen needs it: somewhere to go back to."""
+
+    has_start: bool
+
+    def back_to_start(self, error: str | None = None) -> bool: ...
 
 
 class RunScreen(Screen[None]):
@@ -54,7 +74,12 @@ class RunScreen(Screen[None]):
             tooltip="Faster: 1x, 10x, 60x, 600x, max (simulated time against wall time)",
         ),
         Binding("minus", "slower", "Slower", key_display="-", tooltip="Slower"),
-        Binding("n", "seek", "Next fill", tooltip="Run to the next fill or rejection, pause"),
+        Binding(
+            "n",
+            "seek",
+            "Next fill",
+            tooltip="Run to the watched entry's next fill or rejection, then pause",
+        ),
         Binding("c", "next_coin", "Coin", show=False, tooltip="Market tab: the next coin"),
         Binding(
             "e",
@@ -71,7 +96,8 @@ class RunScreen(Screen[None]):
             "back",
             "Back",
             show=False,
-            tooltip="Stop the run and go back to the start screen",
+            key_display="esc",
+            tooltip="Hide the error shown, else stop the run and go back to the start screen",
         ),
     ]
 
@@ -86,9 +112,11 @@ class RunScreen(Screen[None]):
         self.coin = 0
         self.settled = asyncio.Event()  # the worker is paused, or the run has ended
         self.finished = asyncio.Event()
+        self.link: FeedLink | None = None  # a live run's feed, once the worker has it
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
+        yield Static("", id="run-error")
         with Horizontal(id="top"):
             yield ScorePanel(id="score")
             yield EquityChart(id="chart")
@@ -112,8 +140,20 @@ class RunScreen(Screen[None]):
         status = self.query_one(StatusBar)
         status.live = self.source.live
         status.playback = self.playback.state()
+        self.query_one("#run-error", Static).display = False
+        if self.source.live:
+            self.set_interval(LINK_S, self.read_link)
         work = partial(self.source.run, self.playback, self.post_message)
         self.run_worker(work, name="backtest", thread=True, exclusive=True)
+
+    def read_link(self) -> None:
+        """The live feed's link, as it is now, into the header."""
+        feed = self.source.feed
+        if feed is None:
+            return
+        if self.link is None:
+            self.link = FeedLink(feed)
+        self.query_one(StatusBar).link = self.link.read()
 
     def on_unmount(self) -> None:
         self.playback.stop()  # a paused worker must not outlive the screen
@@ -138,18 +178,27 @@ class RunScreen(Screen[None]):
     @on(RunEnded)
     def _ended(self, message: RunEnded) -> None:
         out = self.outcome = message.outcome
-        if out.error is not None:
-            text = f"error: {out.error}"
-        elif out.stopped:
-            text = "stopped (the run log keeps what ran)"
-        else:
-            text = "done" if out.final else "the logs end before the season does"
-        status = self.query_one(StatusBar)
-        status.ended = text
-        if out.error is not None:
-            self.notify(out.error, title="the run failed", severity="error", timeout=30)
+        self.query_one(StatusBar).ended = ended_words(out.final, out.stopped, out.error)
         self.settled.set()
         self.finished.set()
+        if out.error is None:
+            return
+        home = self.app if isinstance(self.app, Home) else None
+        if not out.prepared and home is not None and home.back_to_start(out.error):
+            return  # the choices were wrong: say so where they are made
+        self.show_error(f"the run failed: {out.error}")
+
+    def show_error(self, text: str) -> None:
+        box = self.query_one("#run-error", Static)
+        box.update(text + HIDE if text else "")
+        box.display = bool(text)
+        self.refresh_bindings()
+
+    @property
+    def error(self) -> str:
+        """The error shown under the header ("" when none)."""
+        box = self.query_one("#run-error", Static)
+        return str(box.content).removesuffix(HIDE) if box.display else ""
 
     # ---- applying a snapshot ---------------------------------------------------------
 
@@ -188,6 +237,9 @@ class RunScreen(Screen[None]):
     # ---- keys ------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back" and self.is_mounted:
+            home = self.app if isinstance(self.app, Home) else None
+            return self.error != "" or (home is not None and home.has_start)
         return not (self.source.live and action in LIVE_HIDDEN)  # live: no speed, no seek
 
     def _commanded(self) -> None:
@@ -210,8 +262,16 @@ class RunScreen(Screen[None]):
 
     def action_seek(self) -> None:
         if self.outcome is None:
-            self.playback.seek()
+            self.playback.seek(self.watched_entry)
             self._commanded()
+
+    @property
+    def watched_entry(self) -> str | None:
+        """The entry the score, chart, orders and positions show (None before any)."""
+        snap = self.snapshot
+        if snap is None or not snap.entries:
+            return None
+        return snap.entries[self.watched % len(snap.entries)].score.entry
 
     def action_next_coin(self) -> None:
         self.coin += 1
@@ -225,6 +285,10 @@ class RunScreen(Screen[None]):
         self.query_one(TabbedContent).active = tab
 
     def action_back(self) -> None:
-        self.playback.stop()
-        if len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
+        if self.error:
+            self.show_error("")
+            return
+        home = self.app if isinstance(self.app, Home) else None
+        if home is not None and home.has_start:
+            self.playback.stop()
+            home.back_to_start()

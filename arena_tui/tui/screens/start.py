@@ -6,25 +6,38 @@ fixed by the tests). The mode decides what runs: a backtest on the picked record
 live paper trading (``arena paper``: the strategy on Hyperliquid's live feed for the coins
 typed in, under the highlighted season file or by default Season 0 rules from the next
 minute for 24 hours), or spectating a running ``arena host`` at the URL typed in.
+
+The recording highlighted (and picked) at first is the first one that runs as it is (its
+own season, or the defaults: see :func:`~arena_tui.tui.catalog.needs_season`). A backtest
+that cannot start is explained here, in the screen's words, naming the recording, in a
+box that ``esc`` hides: a log that spans no whole minute before anything starts (and the
+season file that covers it highlighted), anything else when the run comes back failed.
+Picked recordings read ``[x]``, the others ``[ ]``: no colour needed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
+from rich.segment import Segment
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal
+from textual.content import Content
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widgets import Button, Checkbox, Footer, Input, OptionList, SelectionList, Static
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
 from arena_tui.logs.meta import MetaError, parse_coins
 from arena_tui.run.paper import PaperSpec
-from arena_tui.tui.catalog import Catalog
+from arena_tui.tui.catalog import Catalog, Span, covering, needs_season, runs_alone
+from arena_tui.tui.fmt import span as duration
+from arena_tui.tui.fmt import stamp
 from arena_tui.tui.hostapi import host_url
 from arena_tui.tui.playback import SPEEDS, speed_label
 from arena_tui.tui.source import RunSpec
@@ -39,11 +52,45 @@ MODES = (
 COINS = ""  # typed in; with a season file and left empty: all its coins
 URL = "http://127.0.0.1:8000"  # arena host's default
 Chosen = RunSpec | PaperSpec | SpectateSpec
+HIDE = "  (esc hides this)"
+# what a run's error says to do on a command line, and what to do here instead
+IN_TUI = (("pass --season FILE", "choose a season file in the Season list"),)
+
+
+class PickList(SelectionList[int]):
+    """The recordings: ``[x]`` picked, ``[ ]`` not, readable without colour."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        segments = list(strip)
+        if len(segments) < 3:
+            return strip
+        try:
+            value = self.get_option_at_index(self.scroll_offset.y + y).value
+        except LookupError:
+            return strip
+        style = segments[1].style  # the button's (with the option's meta, for the mouse)
+        mark = "x" if value in self.selected else " "
+        box = [Segment("[", style), Segment(mark, style), Segment("]", style)]
+        return Strip([*box, *segments[3:]], strip.cell_length)
+
+
+class Tick(Checkbox):
+    """A checkbox that reads ``[x]`` or ``[ ]`` without colour."""
+
+    BUTTON_LEFT = "["
+    BUTTON_RIGHT = "]"
+
+    def render(self) -> Content:
+        self.BUTTON_INNER = "x" if self.value else " "
+        return super().render()
 
 
 HELP = (
     "Tab (and shift+tab) moves between the lists, the arrows move in a list, space picks "
-    "recordings (several, in time order; none picked: the highlighted one). The highlighted "
+    "recordings (several, in time order; none picked: the highlighted one); [x] is picked, "
+    "[ ] is not. At first the one picked is the first that runs as it is (a recording that "
+    "spans no whole minute needs a season file: r says which covers it). The highlighted "
     "strategy and season are the ones run. b runs the baselines beside it (momentum, "
     "reversion, control_random, maker: the leaderboard compares them), +/- choose the "
     "speed the run starts at, r runs. Live paper (the Mode list) trades the strategy on "
@@ -53,7 +100,8 @@ HELP = (
     "not used, and the run log records the feed. On its run screen space pauses the view, "
     "never the run. Spectator (the Mode list) watches a running arena host instead, at the URL "
     "typed in the box (enter opens it): its season, leaderboard and books, read over HTTP; "
-    "with arena-tui --key KEY also that entry's account and open orders."
+    "with arena-tui --key KEY also that entry's account and open orders. When a run cannot "
+    "start, the reason shows below the Run button; esc hides it."
 )
 
 
@@ -71,6 +119,7 @@ class StartScreen(Screen[None]):
             tooltip="Start at a faster speed",
         ),
         Binding("minus", "slower", "Slower", key_display="-", tooltip="Start slower"),
+        Binding("escape", "hide_error", "Hide", tooltip="Hide the message below the Run button"),
     ]
 
     def __init__(
@@ -78,7 +127,7 @@ class StartScreen(Screen[None]):
         catalog: Catalog,
         start_run: Callable[[Chosen, int | None], None],
         *,
-        picked: tuple[int, ...] = (0,),
+        picked: tuple[int, ...] | None = None,
         season: int = 0,
         vs: bool = True,
         speed: int | None = 60,
@@ -90,10 +139,11 @@ class StartScreen(Screen[None]):
         self.coins = coins
         self.catalog = catalog
         self.start_run = start_run
-        self.picked = picked
+        self.picked = default_pick(catalog) if picked is None else picked
         self.season = season
         self.vs = vs
         self.speed = speed
+        self.pending = ""  # a message to show once mounted
 
     def compose(self) -> ComposeResult:
         c = self.catalog
@@ -101,7 +151,7 @@ class StartScreen(Screen[None]):
             "arena-tui: choose, then press r to run (tab moves between lists)", id="start-title"
         )
         with Grid(id="choices"):
-            yield SelectionList[int](
+            yield PickList(
                 *(
                     Selection(item.label, i, i in self.picked)
                     for i, item in enumerate(c.recordings)
@@ -112,7 +162,7 @@ class StartScreen(Screen[None]):
             yield OptionList(OWN_SEASON, *(item.label for item in c.seasons), id="seasons")
             yield OptionList(*MODES, id="modes")
         with Horizontal(id="run-row"):
-            yield Checkbox("against the baselines (b)", self.vs, id="vs")
+            yield Tick("against the baselines (b)", self.vs, id="vs")
             yield Static(self._speed_text(), id="speed")
             yield Input(self.coins, placeholder="BTC,ETH", id="coins")
             yield Input(self.url, placeholder=URL, id="url")
@@ -131,20 +181,46 @@ class StartScreen(Screen[None]):
             self.query_one(f"#{wid}").border_title = title
         for wid, index in (("strategies", 0), ("seasons", self.season), ("modes", 0)):
             self.query_one(f"#{wid}", OptionList).highlighted = index
+        if self.picked and self.catalog.recordings:
+            self.query_one("#recordings", SelectionList).highlighted = min(self.picked)
         coins = self.query_one("#coins", Input)
         coins.border_title = "coins to trade live"
         coins.display = False
         url = self.query_one("#url", Input)
         url.border_title = "arena host's URL"
         url.display = False
-        if not self.catalog.recordings:
+        self.query_one("#error", Static).display = False
+        if self.pending:
+            self._error(self.pending)
+        elif not self.catalog.recordings:
             self._error("no recordings found in ./recordings or the data directory")
 
     def _speed_text(self) -> str:
         return f"start at {speed_label(self.speed)} (+/-)"
 
     def _error(self, text: str) -> None:
-        self.query_one("#error", Static).update(text)
+        box = self.query_one("#error", Static)
+        box.update(text + HIDE if text else "")
+        box.display = bool(text)
+        self.refresh_bindings()
+
+    @property
+    def error(self) -> str:
+        """The message shown below the Run button ("" when none)."""
+        box = self.query_one("#error", Static)
+        return str(box.content).removesuffix(HIDE) if box.display else ""
+
+    def show_error(self, text: str) -> None:
+        """A run that could not start: its reason, in this screen's words."""
+        for cli, here in IN_TUI:
+            text = text.replace(cli, here)
+        if self.is_mounted:
+            self._error(f"could not start: {text}")
+        else:
+            self.pending = f"could not start: {text}"
+
+    def action_hide_error(self) -> None:
+        self._error("")
 
     @property
     def mode(self) -> str | None:
@@ -169,6 +245,8 @@ class StartScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.is_mounted:
             return True
+        if action == "hide_error":
+            return self.query_one("#error", Static).display
         if action in ("faster", "slower"):
             return self.mode not in ("paper", "spectator")
         return not (action == "toggle_vs" and self.mode == "spectator")
@@ -224,9 +302,19 @@ class StartScreen(Screen[None]):
         strategy = self._strategy()
         if strategy is None:
             return None
-        season = self.query_one("#seasons", OptionList).highlighted or 0
+        seasons = self.query_one("#seasons", OptionList)
+        season = seasons.highlighted or 0
+        logs = [c.recordings[i].path for i in chosen]
+        span = needs_season(logs) if season == 0 else None
+        if span is not None:
+            fits = covering(c.seasons, span)
+            if fits is not None:
+                seasons.highlighted = c.seasons.index(fits) + 1
+                seasons.focus()
+            self._error(no_minute(logs, span, None if fits is None else fits.path.name))
+            return None
         return RunSpec(
-            logs=tuple(c.recordings[i].path for i in chosen),
+            logs=tuple(logs),
             strategy=c.strategies[strategy].path,
             vs="baselines" if self.query_one("#vs", Checkbox).value else None,
             season=c.seasons[season - 1].path if season > 0 else None,
@@ -260,3 +348,25 @@ class StartScreen(Screen[None]):
 
     def action_slower(self) -> None:
         self._set_speed(-1)
+
+
+def default_pick(catalog: Catalog) -> tuple[int, ...]:
+    """The first recording that runs as it is (else the first): what ``r`` runs at once."""
+    for i, item in enumerate(catalog.recordings):
+        if runs_alone(item.path):
+            return (i,)
+    return (0,) if catalog.recordings else ()
+
+
+def no_minute(logs: Sequence[Path], span: Span, fits: str | None) -> str:
+    """Why logs that span no whole minute do not run by default, and what to do here."""
+    names = ", ".join(p.name for p in logs)
+    start, end = stamp(span.first), stamp(span.last)[11:]
+    spans, needs = ("spans", "it needs") if len(logs) == 1 else ("span", "they need")
+    text = (
+        f"{names} {spans} only {duration(span.last - span.first)} ({start} to {end} UTC): no "
+        f"whole minute, so {needs} a season file; "
+    )
+    if fits is not None:
+        return text + f"{fits} covers it, now highlighted in the Season list: r runs it."
+    return text + "choose one that covers it in the Season list (./seasons)."

@@ -21,7 +21,8 @@ from arena_tui.tui.fmt import clock, pct, usd
 SPARK = "▁▂▃▄▅▆▇█"
 BARS = " ▁▂▃▄▅▆▇█"
 LABEL = 5
-ROWS = 2  # lines of the equity and of the drawdown chart
+ROWS = 2  # lines of the equity and of the drawdown chart, at least (more when there is room)
+FIXED = 4  # the chart's other lines: the scale, exit equity, the drawdown title, the axis
 
 
 def buckets(n: int, width: int) -> list[range]:
@@ -50,8 +51,9 @@ def dollars(e6: int) -> str:
 
 
 def chart_lines(
-    marks: Sequence[MarkRow], width: int, starting_equity: int, limit_pct: int
+    marks: Sequence[MarkRow], width: int, starting_equity: int, limit_pct: int, rows: int = ROWS
 ) -> list[Text]:
+    """The chart in ``width`` columns, equity and drawdown ``rows`` lines tall each."""
     if not marks:
         return [Text("no minute mark yet: the chart starts at the first one", style="dim")]
     plot = max(1, width - LABEL)
@@ -65,13 +67,13 @@ def chart_lines(
     limit = limit_pct * 10**6
     top = max(limit, max(worst))
     span = max(1, hi - lo)
-    eq = stacked([1 + (v - lo) * (ROWS * 8 - 1) // span for v in equity], ROWS)
-    dd = stacked([-(-w * ROWS * 8 // top) for w in worst], ROWS)
+    eq = stacked([1 + (v - lo) * (rows * 8 - 1) // span for v in equity], rows)
+    dd = stacked([-(-w * rows * 8 // top) for w in worst], rows)
     exit_line = "".join(" " if x is None else spark([x], lo, hi) for x in exits)
     peak = max(m.drawdown for m in marks)
     first, last = clock(marks[0].t), clock(marks[-1].t)
     axis = first + " " * max(1, plot - len(first) - len(last)) + last
-    labels = ["eq   ", " " * LABEL]
+    labels = ["eq   ", *[" " * LABEL] * (rows - 1)]
     return [
         Text(f"{dollars(lo)} to {dollars(hi)}, start {dollars(starting_equity)}", style="dim"),
         *(Text(labels[i]).append(line, style="cyan") for i, line in enumerate(eq)),
@@ -91,5 +93,7 @@ class EquityChart(Widget):
     limit_pct: reactive[int] = reactive(15)
 
     def render(self) -> Text:
-        lines = chart_lines(self.marks, self.size.width, self.starting_equity, self.limit_pct)
+        rows = max(ROWS, (self.size.height - FIXED) // 2)
+        size = self.size.width
+        lines = chart_lines(self.marks, size, self.starting_equity, self.limit_pct, rows)
         return Text("\n").join(lines)

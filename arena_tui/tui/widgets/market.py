@@ -1,7 +1,8 @@
 """The market of one coin as the engine has it: top of book, last prints, mark, oracle, funding.
 
 The book is the latest ``l2Book`` the engine applied (its receive time shown: a stale book
-activates nothing), the prints are the newest public trades with the aggressor's side.
+activates nothing), the prints are the newest public trades with the aggressor's side; as
+many levels and prints as the panel has rows for (up to the snapshot's 20 levels a side).
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from textual.widget import Widget
 from arena_tui.tui.fmt import clock, funding_rate, px, sz
 from arena_tui.tui.snapshot import Coin
 
+HEAD = 3  # lines above the levels
 
-def market_lines(c: Coin, index: int, count: int) -> list[Text]:
+
+def market_lines(c: Coin, index: int, count: int, rows: int | None = None) -> list[Text]:
+    """The panel's lines; ``rows``: at most this many lines of levels and prints."""
     book_t = "-" if c.book_t is None else clock(c.book_t)
     head = Text.assemble(
         (c.coin, "bold"),
@@ -30,7 +34,8 @@ def market_lines(c: Coin, index: int, count: int) -> list[Text]:
         ),
     ]
     levels = list(zip_longest(c.bids, c.asks))
-    for i in range(max(len(levels), len(c.prints))):
+    shown = max(len(levels), len(c.prints))
+    for i in range(shown if rows is None else min(shown, max(1, rows))):
         bid, ask = levels[i] if i < len(levels) else (None, None)
         line = Text()
         line.append(f"{sz(bid[1]) if bid else '':>10} {px(bid[0]) if bid else '':>11}", "green")
@@ -54,4 +59,5 @@ class MarketPanel(Widget, can_focus=True):
     def render(self) -> Text:
         if self.coin is None:
             return Text("no market data yet", style="dim")
-        return Text("\n").join(market_lines(self.coin, self.index, self.count))
+        rows = self.size.height - HEAD if self.size.height else None
+        return Text("\n").join(market_lines(self.coin, self.index, self.count, rows))

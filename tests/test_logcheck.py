@@ -149,7 +149,7 @@ def test_each_kind_of_bad_line_with_file_and_line(tmp_path: Path, line: Any, rea
     assert done.returncode == 1
     assert f"{log}:3: {reason}" in done.stdout, done.stdout
     assert "bad lines: 1" in done.stdout and done.stdout.endswith("DAMAGED\n")
-    assert "logs check found damage: 1 bad line(s)" in one_error_line(done)
+    assert "logs check found damage: 1 bad line" in one_error_line(done)
 
 
 def test_keeps_going_past_bad_lines_and_across_files(tmp_path: Path) -> None:

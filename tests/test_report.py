@@ -7,8 +7,12 @@ whole report once through the real ``arena backtest`` command on a small market.
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
+import functools
 import io
 import json
+import os
 import random
 import shutil
 import xml.etree.ElementTree as ET
@@ -16,10 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena_tui.report.charts import PLOT_W, WIDTH, terminal_chart
 from arena_tui.report.chartsvg import svg_chart
-from arena_tui.report.render import exit_gap, exit_warnings
+from arena_tui.report.eligibility import ineligible_reasons
+from arena_tui.report.layout import terminal_width
+from arena_tui.report.render import exit_gap
+from arena_tui.report.table import exit_warnings, table
 from arena_tui.report.verdict import (
     block_scores,
     bootstrap,
@@ -33,12 +42,14 @@ from arena_tui.report.verdict import (
 from arena_tui.report.verdict_text import verdict_lines
 from arena_tui.run.parts import BacktestError
 from arena_tui.run.stats import MarkRow
-from arena_tui.util.human import Progress
+from arena_tui.util.human import Progress, plural
+from engine import Rules
+from engine.scoring import standing
 from engine.units import E8, tdiv
 from tests import build
 from tests.clirun import ROOT
 from tests.clirun import arena as cli
-from tests.market import market_rows, write_log
+from tests.market import MARKETS, market_rows, write_log
 
 T0 = build.T0  # a UTC day boundary
 MIN, HOUR, DAY = build.MIN, build.HOUR, build.DAY
@@ -135,7 +146,7 @@ def test_bootstrap_is_deterministic_for_a_seed() -> None:
     assert a == b
     other = bootstrap(diffs, seed=43)
     assert (other.low, other.high) != (a.low, a.high)  # the seed is really used
-    assert a.mean == sum(diffs) / len(diffs)
+    assert a.mean == tdiv(sum(diffs), len(diffs))  # integers, e8, truncated like the engine
     assert a.low <= a.mean <= a.high
 
 
@@ -280,10 +291,12 @@ def test_terminal_chart_fits_100_columns() -> None:
     lines = text.splitlines()
     assert max(len(x) for x in lines) <= WIDTH
     spark = [x for x in lines if x.startswith(long[:16])]
-    assert len(spark) == 1 and len(spark[0].split()[1]) == PLOT_W
+    assert len(spark) == 1 and len(spark[0].split()[1]) >= PLOT_W // 2
+    short = terminal_chart([("mine", walk(5, 20)), ("control_random", walk(6, 20))], START, 15)
+    assert [len(x.split()[1]) for x in short.splitlines() if x.startswith("mine ")] == [PLOT_W]
     # the strategy loses ~$4 an hour for 480 hours (~19%): past the limit, whose line
     # crosses the chart below its top; full bars at the end
-    assert "drawdown of " + long[:32] + ":" in text and lines[-2].endswith("█")
+    assert "drawdown of " + long + ":" in text and lines[-2].endswith("█")
     assert sum(x.endswith(" limit") for x in lines) == 1
     vd = verdict_doc(entries, epoch="1d", seed=0, starting_equity=START)
     assert max(len(x) for x in verdict_lines(vd)) <= WIDTH
@@ -361,11 +374,367 @@ def test_runs_of_blocks_keep_the_dependence_of_neighbours() -> None:
 
 
 def test_a_stopped_paper_run_says_so_and_a_short_backtest_says_why() -> None:
-    from arena_tui.report.render import table
-
     replay = {"season": "s", "rules_sha256": "ab" * 32, "final": False, "log_sha256": "0"}
     verdict = verdict_doc([("me", [])], epoch="1d", seed=0, starting_equity=START)
     doc: dict[str, Any] = {"replay": replay, "entries": [], "run_log": None, "verdict": verdict}
     assert "not final: the logs end before the season does" in table(doc)
     assert "not final: stopped before the season's end" in table({**doc, "kind": "paper"})
     assert "(final)" in table({**doc, "replay": {**replay, "final": True}})
+
+
+# ---- why an entry is not eligible ----------------------------------------------------
+
+
+@given(
+    fill_days=st.integers(0, 15),
+    marks=st.integers(0, 400),
+    active=st.integers(0, 400),
+    min_fill_days=st.integers(0, 12),
+    min_active_pct=st.integers(0, 100),
+)
+def test_reasons_exactly_when_the_engine_says_ineligible(
+    fill_days: int, marks: int, active: int, min_fill_days: int, min_active_pct: int
+) -> None:
+    """The report's reasons come from the engine's figures and agree with its own flag."""
+    from types import SimpleNamespace
+
+    active = min(active, marks)
+    rules = Rules(min_fill_days=min_fill_days, min_active_pct=min_active_pct)
+    acct = SimpleNamespace(
+        name="e", idx=0, last_equity=START, mdd=0, fill_days=set(range(fill_days)),
+        marks=marks, active_marks=active,
+    )  # fmt: skip
+    s = standing(SimpleNamespace(rules=rules), acct)  # type: ignore[arg-type]
+    row = {"eligible": s.eligible, "fill_days": s.fill_days, "active_marks": active, "marks": marks}
+    reasons = ineligible_reasons(row, rules)
+    assert (reasons == []) == s.eligible
+    rules_missed = {r["rule"] for r in reasons}
+    assert ("min_fill_days" in rules_missed) == (not s.eligible and fill_days < min_fill_days)
+    if "min_fill_days" in rules_missed:
+        assert {"rule": "min_fill_days", "text": f"fill days {fill_days} of {min_fill_days}"} in (
+            reasons
+        )
+    assert "unknown" not in rules_missed
+    assert ineligible_reasons({**row, "eligible": True}, rules) == []  # the engine decides
+
+
+def test_reasons_in_words() -> None:
+    rules = Rules()  # Season 0: 10 fill days, active at 20% of marks
+    row = {"eligible": False, "fill_days": 3, "active_marks": 199, "marks": 1000}
+    assert [r["text"] for r in ineligible_reasons(row, rules)] == [
+        "fill days 3 of 10",
+        "active 19.90% of marks, needs 20%",
+    ]
+    unmarked = {"eligible": False, "fill_days": 0, "active_marks": 0, "marks": 0}
+    assert [r["rule"] for r in ineligible_reasons(unmarked, rules)] == ["min_fill_days", "marks"]
+
+
+# ---- the printed report fits the terminal ----------------------------------------------
+
+
+LONG = "a-strategy-with-a-32-char-name-x"  # the longest entry name there is
+
+
+def entry_row(name: str, rank: int | None, reasons: list[str]) -> dict[str, Any]:
+    """One report.json entry with wide figures (a big equity, fees, thousands of fills)."""
+    return {
+        "rank": rank, "entry": name, "score": -123_456_789, "return": -98_765_432,
+        "mdd": 12_345_678, "equity": 1_234_567_890_123, "exit_equity": 1_234_000_000_000,
+        "fees": {"venue": 1_234_560_000, "execution": 1, "performance": 0},
+        "funding": -12_345_678, "fills": {"taker": 12_345, "maker": 67_890},
+        "rejections": {"PositionCapExceeded": 1_234}, "active_share": 100_000_000,
+        "fill_days": 1, "eligible": not reasons,
+        "ineligible_reasons": [{"rule": "r", "text": t} for t in reasons],
+    }  # fmt: skip
+
+
+@functools.cache
+def three_verdict() -> dict[str, Any]:
+    """A verdict over 3 entries, the strategy's name as long as names get (made once: its
+    bootstrap takes a while)."""
+    entries = [(LONG, walk(1, 2)), ("control_random", walk(2, 2)), ("other-" * 5, walk(3, 2))]
+    return verdict_doc(entries, epoch="2h", seed=0, starting_equity=START)
+
+
+def a_doc() -> dict[str, Any]:
+    verdict = three_verdict()
+    return {
+        "replay": {"season": "s", "rules_sha256": "ab" * 32, "final": False, "log_sha256": "0"},
+        "entries": [
+            entry_row(LONG, None, ["fill days 1 of 10", "active 5.00% of marks, needs 20%"]),
+            entry_row("control_random", None, ["fill days 1 of 10"]),
+            entry_row("maker", 1, []),
+        ],
+        "run_log": "run.jsonl",
+        "verdict": verdict,
+    }
+
+
+def rows_of(text: str, name: str) -> list[str]:
+    """The table's rows of entry ``name`` (a rank, then the name)."""
+    return [
+        x
+        for x in text.splitlines()
+        if x.split()[1:2] == [name] and (x.split()[0] == "-" or x.split()[0].isdigit())
+    ]
+
+
+@given(width=st.integers(60, 240))
+def test_the_table_fits_any_width_and_keeps_names_and_reasons(width: int) -> None:
+    text = table(a_doc(), width)
+    assert max(map(len, text.splitlines())) <= width, text
+    (row,) = rows_of(text, LONG)  # the full name, on one line
+    assert row.split()[0] == "-"
+    (maker,) = rows_of(text, "maker")
+    assert maker.split()[0] == "1" and maker.endswith("yes")
+    why = "no: fill days 1 of 10; active 5.00% of marks, needs 20%"
+    if width >= len(f"   -  {LONG}  -123.45%  {why}"):  # the reasons in the row itself
+        assert row.endswith(why)
+    else:  # or, when the row has no room, right below the table
+        assert row.endswith("no *")
+        below = " ".join(text.split()).replace("- ", "")
+        assert f"* {LONG} is not eligible: fill days 1 of 10; active 5.00%" in below
+    if "not shown at" in text:  # a narrow terminal says what it left out
+        assert f"not shown at {width} columns" in " ".join(text.split())
+    else:
+        assert "1,234,567.89" in row and "12345/67890" in row  # every column
+    assert f"beats the control? {LONG} against control_random" in " ".join(text.split())
+
+
+def test_the_table_unlimited_shows_every_column_and_the_run_log_in_full() -> None:
+    text = table(a_doc(), None, Path("/runs/x"))
+    head = text.splitlines()[2].split()
+    assert head == ["rank", "entry", "S", "R", "MDD", "equity", "$", "exit", "$", "fees", "$",
+                    "fund", "$", "fills", "t/m", "rej", "active", "days", "eligible"]  # fmt: skip
+    assert "run log       /runs/x/run.jsonl" in text.splitlines()
+    assert "not shown" not in text
+
+
+@given(width=st.integers(60, 240))
+def test_verdict_and_chart_fit_any_width(width: int) -> None:
+    vd = three_verdict()
+    lines = verdict_lines(vd, width)
+    assert max(map(len, lines)) <= width
+    head = next(x for x in lines if x.lstrip().startswith("block (UTC)")).split()
+    # label, both names, the lead (4 to 9 wide): both names in full when they fit, else
+    # headed by their roles (and named in full above)
+    if width >= 2 + 17 + 2 + 32 + 2 + 14 + 2 + 9:
+        assert head[2:4] == [LONG, "control_random"]
+    if width < 2 + 17 + 2 + 32 + 2 + 14 + 2 + 4:
+        assert head[2:4] == ["strategy", "control"]
+    assert len(head) - 3 == 3 or any("other entr" in x for x in lines)  # a dropped one is said
+    entries = [(LONG, walk(1, 2)), ("control_random", walk(2, 2)), ("other-" * 5, walk(3, 2))]
+    chart = terminal_chart(entries, START, 15, width).splitlines()
+    assert max(map(len, chart)) <= min(width, WIDTH)
+    if width >= 80:
+        assert [x.split()[0] for x in chart if x.startswith(LONG)] == [LONG]
+
+
+def test_terminal_width_is_columns_or_the_terminal_or_no_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "97")
+    assert terminal_width() == 97
+    monkeypatch.setenv("COLUMNS", "12")
+    assert terminal_width() == 40  # narrower is laid out at the least width
+    monkeypatch.delenv("COLUMNS")
+
+    def no_terminal(fd: int = 1) -> os.terminal_size:
+        raise OSError("not a terminal")
+
+    monkeypatch.setattr(os, "get_terminal_size", no_terminal)
+    assert terminal_width() is None  # piped: nothing dropped
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=1: os.terminal_size((132, 40)))
+    assert terminal_width() == 132
+
+
+def test_plural() -> None:
+    assert [plural(n, "entry", "entries") for n in (0, 1, 2)] == [
+        "0 entries",
+        "1 entry",
+        "2 entries",
+    ]
+    assert plural(1234, "input") == "1,234 inputs" and plural(1, "block") == "1 block"
+
+
+# ---- the run directory, through the command ------------------------------------------------
+
+IDLE = "from arena_tui.strategy import Strategy\n\n\nclass Idle(Strategy):\n    pass\n"
+
+
+def floats_in(doc: Any, where: str = "") -> list[str]:
+    if isinstance(doc, float):
+        return [where]
+    if isinstance(doc, dict):
+        return [x for k, v in doc.items() for x in floats_in(v, f"{where}.{k}")]
+    if isinstance(doc, list):
+        return [x for i, v in enumerate(doc) for x in floats_in(v, f"{where}[{i}]")]
+    return []
+
+
+def strings_in(doc: Any) -> list[str]:
+    if isinstance(doc, str):
+        return [doc]
+    if isinstance(doc, dict):
+        return [x for v in doc.values() for x in strings_in(v)]
+    if isinstance(doc, list):
+        return [x for v in doc for x in strings_in(v)]
+    return []
+
+
+def no_columns() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+
+
+@pytest.fixture(scope="module")
+def idle_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """``arena backtest idle.py --vs baselines --epoch 2m --json`` over 30 minutes: the run
+    directory and the report printed on stdout."""
+    tmp = tmp_path_factory.mktemp("idle")
+    log = write_log(tmp / "market.jsonl", market_rows(30))
+    idle = tmp / "idle.py"
+    idle.write_text(IDLE, encoding="utf-8")
+    out = tmp / "run"
+    done = cli(
+        "backtest", str(idle), str(log), "--vs", "baselines", "--epoch", "2m", "--out", str(out),
+        "--json", env=no_columns(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "arena: backtest of 5 entries," in done.stderr
+    doc = json.loads(done.stdout)
+    assert doc == json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return out, doc
+
+
+def test_report_json_holds_integers_only(idle_run: tuple[Path, dict[str, Any]]) -> None:
+    """The verdict's mean and interval are e8 integers, as the block scores and their diffs,
+    truncated like the engine's divisions; the verdict reads from those same integers."""
+    _, doc = idle_run
+    assert floats_in(doc) == []
+    v = doc["verdict"]
+    assert v["paired_blocks"] == 15 and isinstance(v["mean_diff"], int)
+    lo, hi = v["interval"]
+    diffs = [b["diff"] for b in v["blocks"]]
+    assert v["mean_diff"] == tdiv(sum(diffs), len(diffs)) and lo <= v["mean_diff"] <= hi
+    assert (v["verdict"] == "better") == (lo > 0) and (v["verdict"] == "worse") == (hi < 0)
+
+
+def test_report_json_says_why_an_entry_is_not_eligible(
+    idle_run: tuple[Path, dict[str, Any]],
+) -> None:
+    _, doc = idle_run
+    by_name = {e["entry"]: e for e in doc["entries"]}
+    assert by_name["idle"]["ineligible_reasons"] == [
+        {"rule": "min_fill_days", "text": "fill days 0 of 10"},
+        {"rule": "min_active_pct", "text": "active 0.00% of marks, needs 20%"},
+    ]
+    assert by_name["momentum"]["fill_days"] == 1  # it traded, on one day (of thirty minutes)
+    for e in doc["entries"]:
+        assert e["rank"] is None and not e["eligible"]
+        assert {"rule": "min_fill_days", "text": f"fill days {e['fill_days']} of 10"} in (
+            e["ineligible_reasons"]
+        )
+
+
+def test_report_json_names_no_absolute_path_and_the_run_moves(
+    idle_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    out, doc = idle_run
+    assert doc["run_log"] == "run.jsonl"  # relative to the run directory
+    assert {e["strategy"] for e in doc["entries"]} == {
+        "idle.py", "momentum.py", "reversion.py", "control_random.py", "maker.py",
+    }  # fmt: skip
+    assert [x for x in strings_in(doc) if x.startswith("/") or str(out.parent) in x] == []
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(out, moved)
+    report = json.loads((moved / "report.json").read_text(encoding="utf-8"))
+    again = cli("replay", str(moved / report["run_log"]), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == doc["replay"]
+
+
+def test_fills_and_equity_csv_name_the_coin_and_the_utc_time(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "market.jsonl", market_rows(20))
+    out = tmp_path / "run"
+    done = cli("backtest", "strategies/momentum.py", str(log), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    coins = {str(m["asset"]): m["coin"] for m in MARKETS}
+    with (out / "fills.csv").open(newline="", encoding="utf-8") as f:
+        fills = list(csv.reader(f))
+    old = ["t", "entry", "oid", "cloid", "coin_asset", "side", "px", "sz", "liquidity",
+           "venue_fee", "exec_fee"]  # fmt: skip
+    assert fills[0] == [*old, "coin", "time_utc"]  # the columns programs read stay in place
+    assert len(fills) > 1
+    for row in fills[1:]:
+        t, asset, coin, when = int(row[0]), row[4], row[11], row[12]
+        assert coin == coins[asset] == "BTC"
+        assert when.endswith("Z") and dt.datetime.fromisoformat(when) == (
+            dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=t)
+        )
+    with (out / "equity.csv").open(newline="", encoding="utf-8") as f:
+        marks_csv = list(csv.DictReader(f))
+    assert marks_csv and all(
+        dt.datetime.fromisoformat(m["time_utc"]).timestamp() * 1000 == int(m["t"])
+        for m in marks_csv
+    )
+
+
+def test_the_printed_report_fits_80_columns_with_full_names(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "market.jsonl", market_rows(30))
+    mine = tmp_path / f"{LONG}.py"
+    shutil.copy(ROOT / "strategies" / "momentum.py", mine)
+    out = tmp_path / "run"
+    done = cli(
+        "backtest", str(mine), str(log), "--vs", "baselines", "--epoch", "2m", "--out", str(out),
+        env={**no_columns(), "COLUMNS": "80"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    paths = ("run log ", "chart ")  # a path is as long as it is
+    assert [x for x in lines if len(x) > 80 and not x.startswith(paths)] == []
+    assert f"run log       {out / 'run.jsonl'}" in lines  # printed whole for the user
+    (row,) = rows_of(done.stdout, LONG)
+    assert row.endswith("no: fill days 1 of 10")
+    head = next(x for x in lines if x.lstrip().startswith("block (UTC)")).split()
+    assert head[2:4] == [LONG, "control_random"]
+    assert [x.split()[0] for x in lines if x.startswith(LONG + " ")] == [LONG]  # the chart
+    wide = cli(
+        "backtest", str(mine), str(log), "--vs", "baselines", "--epoch", "2m",
+        "--out", str(tmp_path / "wide"), env=no_columns(),
+    )  # fmt: skip
+    assert wide.returncode == 0, wide.stderr
+    (row,) = rows_of(wide.stdout, LONG)
+    assert len([x for x in row.split("  ") if x]) == 14  # piped: every column
+    assert "not shown at" not in wide.stdout
+
+
+BUY_ONCE = """from arena_tui.strategy import IOC, Strategy
+
+
+class BuyOnce(Strategy):
+    sent = False
+
+    def on_book(self, ctx, book):
+        if not self.sent and book.coin == "BTC":
+            self.sent = True  # 0.01 BTC, $20 through the ask: one fill
+            ctx.order(ctx.asset_of("BTC"), True, book.best_ask_e8 + 20 * 10**8, 1_000_000,
+                      False, IOC)
+"""
+
+
+def test_summary_lines_count_in_words(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "market.jsonl", market_rows(2))
+    buyer = tmp_path / "buyer.py"
+    buyer.write_text(BUY_ONCE, encoding="utf-8")
+    out = tmp_path / "run"
+    ran = cli("backtest", str(buyer), str(log), "--out", str(out), "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.startswith("arena: backtest of 1 entry, writing ")
+    replayed = cli("replay", str(out / "run.jsonl"))
+    assert replayed.returncode == 0, replayed.stderr
+    assert "inputs, 1 fill\n" in replayed.stdout
+    (row,) = rows_of(replayed.stdout, "buyer")  # arena replay's table says why, too
+    assert row.endswith("  no: fill days 1 of 10")
+    done = cli("logs", "check", str(log))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("1 file, ")

@@ -10,7 +10,7 @@ import typer
 
 from arena_tui.logs.importers import Summary, import_files
 from arena_tui.logs.meta import meta_source
-from arena_tui.util.human import Ticker, time_range
+from arena_tui.util.human import Ticker, plural, time_range
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
 
@@ -60,12 +60,13 @@ def _report(s: Summary, as_json: bool) -> None:
         sys.stderr.write(f"arena: note: {note}\n")
     if s.held:
         sys.stderr.write(
-            f"arena: note: {s.held:,} line(s) had a receive time earlier than the line before "
-            "in their file; their t was raised to it, so t never decreases\n"
+            f"arena: note: {plural(s.held, 'line')} had a receive time earlier than the line "
+            "before in their file; their t was raised to it, so t never decreases\n"
         )
     coins = " ".join(m.coin for m in s.markets)
     sys.stderr.write(
-        f"wrote {s.out}: {s.books:,} books, {s.trades:,} trades messages ({s.prints:,} prints), "
+        f"wrote {s.out}: {plural(s.books, 'book')}, {plural(s.trades, 'trades message')} "
+        f"({plural(s.prints, 'print')}), "
         f"{s.ctxs + s.other:,} other; {time_range(s.first_t, s.last_t)}; markets {coins}\n"
     )
     if as_json:

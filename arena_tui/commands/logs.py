@@ -9,7 +9,7 @@ import typer
 
 from arena_tui.logs.logcheck import SHOW_MAX, Report, check_logs
 from arena_tui.util.errors import fail
-from arena_tui.util.human import Ticker, duration, time_range, utc_ms
+from arena_tui.util.human import Ticker, duration, plural, time_range, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
 
@@ -28,10 +28,14 @@ def _header_text(header: dict[str, Any] | None) -> str:
 
 def print_report(r: Report) -> None:
     doc = r.to_json()
-    out = [f"{len(r.files)} file(s), {r.inputs:,} good inputs, {time_range(r.first_t, r.last_t)}"]
+    out = [
+        f"{plural(len(r.files), 'file')}, {plural(r.inputs, 'good input')}, "
+        f"{time_range(r.first_t, r.last_t)}"
+    ]
     width = max(len(f["path"]) for f in r.files)
     for f in r.files:
-        out.append(f"  {f['path']:<{width}}  {f['lines']:>10,} lines  {_header_text(f['header'])}")
+        lines = plural(f["lines"], "line ", "lines")  # a column: "1 line " as wide as "2 lines"
+        out.append(f"  {f['path']:<{width}}  {lines:>16}  {_header_text(f['header'])}")
     out.append("inputs by channel")
     for name, count in r.channels.most_common():
         out.append(f"  {name:<22} {count:>12,}")
@@ -103,6 +107,6 @@ def check(
     else:
         print_report(report)
     if not report.ok:
-        parts = [f"{report.bad_lines:,} bad line(s)"] if report.bad_lines else []
+        parts = [plural(report.bad_lines, "bad line")] if report.bad_lines else []
         parts += [f"{e['file']}: {e['reason']}" for e in report.file_errors]
         fail("logs check found damage: " + "; ".join(parts))

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.logs.logfile import BadLine, LogError, decode_line, iter_raw_lines, parse_header
+from arena_tui.util.human import plural
 from engine import Line, MalformedInput
 from engine.fills import decode_levels
 from engine.inputs import AssetCtx, Book, BookData, Cancel, Gap, Header, Order, Trades
@@ -304,7 +305,8 @@ def check_logs(
         info["lines"] = lineno
         if tails:
             info["torn_tail"] = True
-            note = f"final line has no trailing newline ({len(tails[0])} bytes): a torn write"
+            torn = plural(len(tails[0]), "byte")
+            note = f"final line has no trailing newline ({torn}): a torn write"
             report.notes.append({"file": path, "line": lineno + 1, "note": note + ", ignored"})
         if lineno == 0 and not any(e["file"] == path for e in report.file_errors):
             report.file_errors.append({"file": path, "reason": "empty log: no header line"})

@@ -1,19 +1,22 @@
 """A backtest's report: the ranked table for people, and the files in ``--out``.
 
 Why this module exists: the runner says what happened (engine events, per entry); this
-module only renders it: the ranked table with the score, costs and activity of each entry,
-``report.json`` (everything, for programs), ``fills.csv`` and ``equity.csv`` (every fill,
-every minute mark with its exit-value equity), ``chart.svg``; and, after the table, a
-warning where exit-value equity fell far from mark equity, whether the strategy beats the
-random control block by block (``arena_tui.report.verdict``, as text by ``verdict_text``), and
-a text chart (``arena_tui.report.charts``).
-The engine's figures are integers, formatted without floats; only the bootstrap's mean and
-interval are floats.
+module only renders it: ``report.json`` (everything, for programs), ``fills.csv`` and
+``equity.csv`` (every fill, every minute mark with its exit-value equity), ``chart.svg``,
+and the printed report: the ranked table with the score, costs and activity of each entry
+and why it is not eligible, warnings where exit-value equity fell far from mark equity,
+whether the strategy beats the random control block by block (``table``,
+``arena_tui.report.verdict`` and ``verdict_text``), and a text chart (``charts``), fitted to
+the terminal's width. report.json holds integers only (money e6, ratios e8, times ms; the
+verdict's mean and interval too) and paths relative to the run directory; docs/report.md
+describes every file.
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,29 +24,21 @@ import typer
 
 from arena_tui.report.charts import terminal_chart
 from arena_tui.report.chartsvg import svg_chart
+from arena_tui.report.eligibility import ineligible_reasons
+from arena_tui.report.layout import terminal_width
+from arena_tui.report.table import exit_warnings, table
+from arena_tui.report.table import pct as pct  # arena-tui writes money and ratios alike
+from arena_tui.report.table import usd as usd
 from arena_tui.report.verdict import verdict_doc
-from arena_tui.report.verdict_text import utc, verdict_lines
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.stats import MarkRow
 from arena_tui.util.jsonout import dumps
+from engine import Rules
 from engine.orders import format_cloid
 from engine.units import E8, format_e6, format_e8, tdiv
 
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 GAP_PCT = 1  # exit value this far below (or above) mark equity: the book cannot absorb it
-
-
-def pct(ratio_e8: int) -> str:
-    """An e8 ratio as a percentage with 2 decimals, truncated toward zero."""
-    sign = "-" if ratio_e8 < 0 else ""
-    whole, frac = divmod(abs(ratio_e8), 10**6)
-    return f"{sign}{whole}.{frac // 10**4:02d}%"
-
-
-def usd(e6: int) -> str:
-    """Money e6 as dollars with cents, truncated toward zero."""
-    sign = "-" if e6 < 0 else ""
-    whole, frac = divmod(abs(e6), 10**6)
-    return f"{sign}{whole:,}.{frac // 10**4:02d}"
 
 
 def exit_gap(marks: list[MarkRow]) -> dict[str, Any] | None:
@@ -73,15 +68,17 @@ def exit_gap(marks: list[MarkRow]) -> dict[str, Any] | None:
     }
 
 
-def entry_doc(e: Entrant, row: dict[str, Any]) -> dict[str, Any]:
-    """One entry of report.json: the ranking row, then what its events add up to."""
+def entry_doc(e: Entrant, row: dict[str, Any], rules: Rules) -> dict[str, Any]:
+    """One entry of report.json: the ranking row, why it is not eligible (the rules its
+    figures miss), then what its events add up to."""
     s = e.stats
     last = s.marks[-1] if s.marks else None
     active = row["active_marks"]
     marks = row["marks"]
     return {
         **row,
-        "strategy": str(e.path),
+        "ineligible_reasons": ineligible_reasons(row, rules),
+        "strategy": e.path.name,  # the file's name: a run directory names no other place
         "active_share": (active * 10**8 // marks) if marks else 0,
         "fees": {"venue": s.venue_fees, "execution": s.exec_fees, "performance": s.perf_fees},
         "funding": s.funding,
@@ -95,7 +92,20 @@ def entry_doc(e: Entrant, row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def report_doc(result: BacktestResult, *, epoch: str = "1d", seed: int = 0) -> dict[str, Any]:
+def run_log_name(run_log: Path | None, out: Path | None) -> str | None:
+    """The run log as report.json names it: relative to the run directory (``run.jsonl``),
+    so the directory can be moved or copied whole and still say where its log is."""
+    if run_log is None:
+        return None
+    if out is None:
+        return run_log.name
+    return Path(os.path.relpath(run_log, out)).as_posix()
+
+
+def report_doc(
+    result: BacktestResult, *, epoch: str = "1d", seed: int = 0, out: Path | None = None
+) -> dict[str, Any]:
+    """report.json's document; ``out``: the run directory it is written in."""
     by_name = {e.name: e for e in result.entrants}
     rows = [r for r in result.replay.ranking if r["entry"] in by_name]
     rules = result.replay.season.rules
@@ -109,79 +119,30 @@ def report_doc(result: BacktestResult, *, epoch: str = "1d", seed: int = 0) -> d
     )
     return {
         "replay": result.replay.to_json(),
-        "run_log": None if result.run_log is None else str(result.run_log),
+        "run_log": run_log_name(result.run_log, out),
         "inputs": result.inputs,
         "own_inputs": result.own_inputs,
         "dropped_inputs": result.dropped,
-        "entries": [entry_doc(by_name[r["entry"]], r) for r in rows],
+        "entries": [entry_doc(by_name[r["entry"]], r, rules) for r in rows],
         "epoch": epoch,
         "verdict": verdict,
     }
 
 
-def exit_warnings(doc: dict[str, Any]) -> list[str]:
-    """One plain warning per entry whose exit value ever fell more than GAP_PCT away."""
-    out = []
-    for r in doc["entries"]:
-        g = r.get("exit_gap")
-        if not g or not g["marks_over"]:
-            continue
-        span = utc(g["first_over"])
-        if g["last_over"] != g["first_over"]:
-            span += f" to {utc(g['last_over'])}"
-        out.append(
-            f"warning: {r['entry']}: exit value was more than {g['limit_pct']}% away from mark "
-            f"equity at {g['marks_over']} mark{'s' if g['marks_over'] != 1 else ''} "
-            f"({span} UTC); worst {pct(g['worst_ratio'])} (${usd(abs(g['worst_gap']))}) "
-            f"{'below' if g['worst_gap'] > 0 else 'above'} at "
-            f"{utc(g['worst_at'])} UTC: a position the book could not absorb, so mark "
-            "equity overstates what closing it would leave"
-        )
-    return out
+EQUITY_COLUMNS = [
+    "t", "entry", "equity", "exit_equity", "peak", "drawdown", "mdd", "active", "time_utc",
+]  # fmt: skip
 
 
-NOT_FINAL = {
-    "backtest": "not final: the logs end before the season does",
-    "paper": "not final: stopped before the season's end",
-}
-
-
-def table(doc: dict[str, Any]) -> str:
-    rp = doc["replay"]
-    state = "final" if rp["final"] else NOT_FINAL[doc.get("kind", "backtest")]
-    head = (
-        f"{'rank':>4}  {'entry':<16} {'S':>8} {'R':>8} {'MDD':>7} {'equity $':>12} "
-        f"{'exit $':>12} {'fees $':>9} {'fund $':>8} {'fills t/m':>9} {'rej':>4} "
-        f"{'active':>7} {'days':>4}  eligible"
-    )
-    lines = [f"season {rp['season']}  rules {rp['rules_sha256'][:12]}  ({state})", "", head]
-    for r in doc["entries"]:
-        fees = sum(r["fees"].values())
-        exit_eq = "-" if r["exit_equity"] is None else usd(r["exit_equity"])
-        lines.append(
-            f"{r['rank'] or '-':>4}  {r['entry'][:16]:<16} {pct(r['score']):>8} "
-            f"{pct(r['return']):>8} {pct(r['mdd']):>7} {usd(r['equity']):>12} {exit_eq:>12} "
-            f"{usd(fees):>9} {usd(r['funding']):>8} "
-            f"{r['fills']['taker']:>4}/{r['fills']['maker']:<4} "
-            f"{sum(r['rejections'].values()):>4} {pct(r['active_share']):>7} "
-            f"{r['fill_days']:>4}  {'yes' if r['eligible'] else 'no'}"
-        )
-    rejected = {k: v for r in doc["entries"] for k, v in r["rejections"].items()}
-    if rejected:
-        lines += ["", "rejections by reason:"]
-        for r in doc["entries"]:
-            if r["rejections"]:
-                text = ", ".join(f"{k} {v}" for k, v in r["rejections"].items())
-                lines.append(f"  {r['entry']}: {text}")
-    warnings = exit_warnings(doc)
-    if warnings:
-        lines += ["", *warnings]
-    lines += ["", *verdict_lines(doc["verdict"])]
-    lines += ["", f"run log       {doc['run_log']}", f"log_sha256    {rp['log_sha256']}"]
-    return "\n".join(lines)
+def iso_utc(t_ms: int) -> str:
+    """``2026-12-01T00:12:18.199Z``: ISO 8601 in UTC, to the millisecond (no float)."""
+    d = EPOCH + dt.timedelta(milliseconds=t_ms)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t_ms % 1000:03d}Z"
 
 
 def write_fills(result: BacktestResult, path: Path) -> None:
+    """Every fill, one row each: the columns the contract's fills have, spelled for people
+    (``coin_asset`` is the asset index), then the fill's ``coin`` and ``time_utc``."""
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(
@@ -197,8 +158,11 @@ def write_fills(result: BacktestResult, path: Path) -> None:
                 "liquidity",
                 "venue_fee",
                 "exec_fee",
+                "coin",
+                "time_utc",
             ]
         )
+        coins = {m.asset: m.coin for m in result.replay.season.markets}
         for e in result.entrants:
             for fl in e.stats.fills:
                 w.writerow(
@@ -214,6 +178,8 @@ def write_fills(result: BacktestResult, path: Path) -> None:
                         "taker" if fl.taker else "maker",
                         format_e6(fl.venue_fee),
                         format_e6(fl.exec_fee),
+                        coins.get(fl.asset, ""),
+                        iso_utc(fl.t),
                     ]
                 )
 
@@ -221,7 +187,7 @@ def write_fills(result: BacktestResult, path: Path) -> None:
 def write_equity(result: BacktestResult, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["t", "entry", "equity", "exit_equity", "peak", "drawdown", "mdd", "active"])
+        w.writerow(EQUITY_COLUMNS)
         for e in result.entrants:
             for m in e.stats.marks:
                 w.writerow(
@@ -234,6 +200,7 @@ def write_equity(result: BacktestResult, path: Path) -> None:
                         m.drawdown,
                         m.mdd,
                         int(m.active),
+                        iso_utc(m.t),
                     ]
                 )
 
@@ -268,7 +235,7 @@ def write_report(
     kind: str = "backtest",
 ) -> None:
     """The report files in ``out`` and the report on stdout; ``kind``: backtest or paper."""
-    doc = {"kind": kind, **report_doc(result, epoch=epoch, seed=seed)}
+    doc = {"kind": kind, **report_doc(result, epoch=epoch, seed=seed, out=out)}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
     write_fills(result, out / "fills.csv")
     write_equity(result, out / "equity.csv")
@@ -279,10 +246,12 @@ def write_report(
             typer.echo(f"arena: {line}", err=True)
         return
     rules = result.replay.season.rules
+    width = terminal_width()
     chart = terminal_chart(
         [(e.name, e.stats.marks) for e in result.entrants],
         rules.starting_equity,
         rules.drawdown_limit_pct,
+        width,
     )
-    typer.echo(table(doc) + ("\n\n" + chart if chart else ""))
+    typer.echo(table(doc, width, out) + ("\n\n" + chart if chart else ""))
     typer.echo(f"chart         {out / 'chart.svg'}")

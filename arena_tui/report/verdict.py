@@ -7,9 +7,12 @@ Unix epoch), each entry gets a block score from its own minute marks exactly as 
 scores a season (integers, e8, truncating division), and the strategy's per-block lead over
 the control is resampled to see whether its mean is clearly away from zero.
 
-Block scores are integers like the engine's; the bootstrap is the shell's statistics and
-uses floats only at the end, from integer sums, with a ``random.Random(seed)`` so the same
-run gives the same verdict.
+Block scores are integers like the engine's; the bootstrap is the shell's statistics, on
+integer sums with a ``random.Random(seed)`` so the same run gives the same verdict. Its
+mean and interval are integers in the block scores' unit (e8), truncated toward zero, and
+the verdict is read from those integers, so report.json holds no float and a program
+reading it can check the verdict against the interval it shows (floats are used only to
+choose where to read the interval: the Student-t tail).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 from arena_tui.run.parts import BacktestError
 from arena_tui.run.stats import MarkRow
+from arena_tui.util.human import plural
 from engine.units import E8, tdiv
 
 CONTROL = "control_random"
@@ -97,9 +101,13 @@ def block_scores(
 
 @dataclass(frozen=True)
 class Bootstrap:
-    mean: float  # the mean block difference, e8
-    low: float  # the percentile interval of the resampled means, e8
-    high: float
+    """The mean block difference and the interval of the resampled means: integers in the
+    block scores' unit (e8 of the starting equity: 1,000,000 is one percentage point),
+    divided by the number of blocks truncating toward zero, like the engine's divisions."""
+
+    mean: int
+    low: int
+    high: int
     resamples: int
     seed: int
 
@@ -146,7 +154,7 @@ def bootstrap(diffs: Sequence[int], seed: int, resamples: int = RESAMPLES) -> Bo
     (wrapping around the end) starting at ``rng.randrange`` positions, summed as integers;
     the interval's ends are the sums of nearest rank ``tail`` and ``1 - tail``
     (``ceil(p * resamples)``-th smallest, ``tail`` from ``expanded_tail``), divided by the
-    number of blocks.
+    number of blocks (truncating toward zero: a whole number of e8).
     """
     n = len(diffs)
     if n == 0:
@@ -170,7 +178,7 @@ def bootstrap(diffs: Sequence[int], seed: int, resamples: int = RESAMPLES) -> Bo
     tail = expanded_tail(n)
     lo = sums[max(math.ceil(tail * resamples) - 1, 0)]
     hi = sums[min(math.ceil((1 - tail) * resamples), resamples) - 1]
-    return Bootstrap(sum(pool) / n, lo / n, hi / n, resamples, seed)
+    return Bootstrap(tdiv(sum(pool), n), tdiv(lo, n), tdiv(hi, n), resamples, seed)
 
 
 def judge(boot: Bootstrap | None, blocks: int) -> tuple[str, str]:
@@ -247,7 +255,7 @@ def verdict_doc(
         "verdict": code,
         "text": text,
         "note": (
-            f"only {len(diffs)} blocks: the interval is rough; more days or a shorter "
+            f"only {plural(len(diffs), 'block')}: the interval is rough; more days or a shorter "
             "--epoch tell more"
             if 2 <= len(diffs) < FEW_BLOCKS
             else None

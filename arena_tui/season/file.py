@@ -66,7 +66,7 @@ def parse_season(doc: dict[str, Any], source: str = "season") -> Season:
         known = {"id", "start", "end", "markets", "rules", "description"}
         extra = sorted(set(doc) - known)
         if extra:
-            raise SeasonError(f"unknown key(s) {', '.join(extra)}")
+            raise SeasonError(f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(extra)}")
         for key in ("id", "start", "end", "markets"):
             if key not in doc:
                 raise SeasonError(f"missing {key!r}")

@@ -142,3 +142,8 @@ class Progress:
             out = self.stream or sys.stderr
             out.write("\r\033[K")
             out.flush()
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 entry``, ``2 entries``, ``1,024 inputs``: the count and the word that agrees."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"

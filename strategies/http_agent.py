@@ -4,7 +4,7 @@ It is a plain script, run beside `arena host` (or against the organisers' server
 only httpx: it does over the network what a strategy file does in-process, and is the
 shape of code an agent builder ships. See docs/api.md.
 
-    python strategies/http_agent.py --url http://127.0.0.1:8000 --key "$ARENA_KEY" --seconds 120
+    ARENA_KEY=... .venv/bin/python strategies/http_agent.py --url http://127.0.0.1:8000
 
 Each round (every --every seconds, so that it stays under the season's request limit):
 reads the book and its account; when flat, buys a little through the ask with an IOC

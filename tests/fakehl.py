@@ -15,6 +15,10 @@ the next ``n`` handshakes with HTTP 503), ``outage`` (close and stop listening f
 A trades subscription is always answered with a snapshot of the last trades sent, old
 ones included, as the real server does after a reconnect.
 
+The info endpoint answers ``meta`` with ``info_status`` (200: the answer; else an error
+body); ``info_script`` lists the statuses of the next requests first, 0 meaning "hang up
+without an answer" (a network failure), so a test can make it fail, then recover.
+
 It runs in its own thread with its own event loop, so both a test's blocking code and a
 test's event loop can talk to it; ``wait(pred)`` waits for a condition, never for a time.
 """
@@ -117,6 +121,8 @@ class FakeHL:
         self.subscribed: list[tuple[int, str, str]] = []  # (conn, type, coin)
         self.outages = 0
         self.info_status = 200
+        self.info_script: list[int] = []  # statuses of the next meta requests (0: hang up)
+        self.info_requests = 0
         self.paused = False  # stop streaming (control frames still answered)
         self._refuse = 0
         self._tape = self._messages()
@@ -370,7 +376,14 @@ def _info_handler(fake: FakeHL) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             ok = self.path == "/info" and json.loads(body or b"{}") == {"type": "meta"}
-            status = fake.info_status if ok else 400
+            with fake.lock:
+                fake.info_requests += 1
+                scripted = fake.info_script.pop(0) if ok and fake.info_script else None
+                fake.lock.notify_all()
+            status = scripted if scripted is not None else fake.info_status if ok else 400
+            if status == 0:
+                self.close_connection = True  # no answer at all: the client sees a hang-up
+                return
             payload = compact(meta_answer()) if status == 200 else b'{"error":"no"}'
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

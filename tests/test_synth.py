@@ -11,6 +11,7 @@ import io
 import itertools
 import json
 import math
+import os
 import shlex
 import statistics
 import subprocess
@@ -408,10 +409,18 @@ def test_stdout_and_default_name(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout == generate(7, 0.01)
-    done2 = arena("synth", "--hours", "0.01", "--coins", "SOL,BTC", cwd=tmp_path)
+    # By default into the data directory's recordings/ (as arena record), never into the
+    # project's git-tracked recordings/; the path is said.
+    env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path / "data")}
+    done2 = arena("synth", "--hours", "0.01", "--coins", "SOL,BTC", cwd=tmp_path, env=env)
     assert done2.returncode == 0, done2.stderr
-    made = tmp_path / "recordings" / "synth-SOL-BTC-20261201T0000Z-0.01h-seed7.jsonl.gz"
+    made = tmp_path / "data/recordings/synth-SOL-BTC-20261201T0000Z-0.01h-seed7.jsonl.gz"
     assert gzip.decompress(made.read_bytes()) == generate(7, 0.01, THREE[:1] + THREE[2:])
+    assert not (tmp_path / "recordings").exists()
+    assert f"wrote {made}: " in done2.stderr
+    assert f"arena backtest STRATEGY {made}" in done2.stderr
+    wide = {**env, "COLUMNS": "500"}
+    assert str(tmp_path / "data/recordings") in arena("synth", "--help", env=wide).stdout
 
 
 def test_help_teaches() -> None:

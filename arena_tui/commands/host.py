@@ -12,6 +12,7 @@ from arena_tui.host.plan import HostOptions
 from arena_tui.host.restamp import SpeedError, parse_speed
 from arena_tui.logs.meta import WS_URL
 from arena_tui.record.feed import wall_ms
+from arena_tui.util.human import plural
 
 LogOpt = Annotated[
     Path,
@@ -113,7 +114,9 @@ def host_command(
     server.run()
     session = server.session
     written = session.written if session is not None else 0
-    typer.echo(f"arena: host: stopped; {written:,} inputs written to {log} this run", err=True)
+    typer.echo(
+        f"arena: host: stopped; {plural(written, 'input')} written to {log} this run", err=True
+    )
 
 
 def _announce(info: dict[str, object], as_json: bool) -> None:
@@ -121,7 +124,7 @@ def _announce(info: dict[str, object], as_json: bool) -> None:
 
 
 def register_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="Entry name: 1-32 of [a-z0-9_-].")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Entry name: 1-32 of \\[a-z0-9_-].")],
     log: LogOpt,
     season: Annotated[
         Path | None,

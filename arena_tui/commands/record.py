@@ -21,11 +21,21 @@ from websockets.uri import parse_uri
 
 from arena_tui.logs.dayfiles import current_name
 from arena_tui.logs.daylog import DayLog
-from arena_tui.logs.meta import INFO_URL, WS_URL, MetaError, fetch_meta, parse_coins, select
-from arena_tui.record.feed import Backoff, FeedConfig, run_feed, wall_ms
+from arena_tui.logs.meta import (
+    WS_URL,
+    MetaError,
+    load_meta_file,
+    meta_source,
+    offline_hint,
+    parse_coins,
+    select,
+)
+from arena_tui.record.feed import Backoff, FeedConfig, fetch_meta_retrying, run_feed, wall_ms
 from arena_tui.record.recorder import Recorder
 from arena_tui.record.status import Reporter
+from arena_tui.util.options import InfoUrlOpt, MetaOpt
 from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
+from engine import Market
 
 TICK_S = 1.0
 
@@ -50,9 +60,8 @@ def record_command(
         ),
     ] = None,
     ws_url: Annotated[str, typer.Option("--ws-url", help="Hyperliquid WebSocket.")] = WS_URL,
-    info_url: Annotated[
-        str, typer.Option("--info-url", help="Info endpoint for meta (asset indexes).")
-    ] = INFO_URL,
+    info_url: InfoUrlOpt = None,
+    meta: MetaOpt = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Events and status as JSON lines on stdout.")
     ] = False,
@@ -68,6 +77,8 @@ def record_command(
     gzipped to .jsonl.gz when the day closes; each message verbatim with
     its receive time. Reconnects forever: every interruption, and a restart
     over an existing recording, is one [bold]gap[/] input in the log.
+    The header's markets come from Hyperliquid's meta (retried with the
+    same backoff until it answers), or from a saved answer with --meta.
     Ctrl-C or SIGTERM stops cleanly; a kill -9 loses nothing received.
     Replay the files in order with [cyan]arena replay[/].
 
@@ -78,11 +89,20 @@ def record_command(
         parse_uri(ws_url)
     except InvalidURI:
         raise MetaError(f"--ws-url: not a ws:// or wss:// URL: {ws_url}") from None
-    markets = select(fetch_meta(info_url), names)
-    header = {"recording": "hyperliquid", "markets": msgspec.to_builtins(list(markets))}
-    folder = out if out is not None else recordings_dir()
+    meta_file, url = meta_source(meta, info_url)
     every_s = (status_ms / 1000) if status_ms is not None else (10.0 if as_json else 60.0)
     reporter = Reporter(as_json=as_json, tty=sys.stderr.isatty(), every_s=every_s)
+    if meta_file is not None:
+        universe = load_meta_file(meta_file)
+    else:
+        fetched = asyncio.run(_fetch_meta(url, Backoff(retry_base_ms, retry_cap_ms), reporter))
+        if fetched is None:
+            reporter.event({"event": "stopped", "detail": "before meta answered; nothing recorded"})
+            return
+        universe = fetched
+    markets = select(universe, names)
+    header = {"recording": "hyperliquid", "markets": msgspec.to_builtins(list(markets))}
+    folder = out if out is not None else recordings_dir()
     rec = Recorder(DayLog(folder, header), wall_ms)
     rec.start()  # a refused day file fails here, before anything is said
     rec.on_event = reporter.event
@@ -101,6 +121,31 @@ def record_command(
         rec.close(finish_compression=False)
         files = [str(current_name(p)) for p in rec.log.opened]
         reporter.summary(rec.status(), wall_ms() - rec.started_at, files)
+
+
+async def _fetch_meta(url: str, backoff: Backoff, reporter: Reporter) -> list[Market] | None:
+    """``meta``, retried until it answers; None if a signal stops the wait first."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    fetch = asyncio.create_task(fetch_meta_retrying(url, backoff, reporter.event))
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({fetch, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if not fetch.done():
+        fetch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await fetch
+        return None
+    try:
+        return fetch.result()
+    except MetaError as exc:
+        raise offline_hint(exc) from None
 
 
 async def _record(rec: Recorder, cfg: FeedConfig, backoff: Backoff, reporter: Reporter) -> None:

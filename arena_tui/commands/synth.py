@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -23,18 +24,21 @@ from arena_tui.synth.generate import (
     write_file,
 )
 from arena_tui.util.errors import fail
-from arena_tui.util.human import Ticker, time_range
+from arena_tui.util.human import Ticker, plural, time_range
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
+from arena_tui.util.outputs import writing
+from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
 
 
 def default_out(coins: list[str], start_ms: int, hours: float, seed: int) -> Path:
-    """``recordings/synth-BTC-ETH-SOL-20261201T0000Z-24h-seed7.jsonl.gz``."""
+    """``<data dir>/recordings/synth-BTC-ETH-SOL-20261201T0000Z-24h-seed7.jsonl.gz``: where
+    ``arena record`` writes, never the project's git-tracked ``recordings/``."""
     names = "-".join(re.sub(r"[^A-Za-z0-9]", "_", c) for c in coins[:4])
     if len(coins) > 4:
         names += f"-and-{len(coins) - 4}-more"
     stamp = time.strftime("%Y%m%dT%H%MZ", time.gmtime(start_ms // 1000))
-    return Path("recordings") / f"synth-{names}-{stamp}-{hours_text(hours)}h-seed{seed}.jsonl.gz"
+    return recordings_dir() / f"synth-{names}-{stamp}-{hours_text(hours)}h-seed{seed}.jsonl.gz"
 
 
 def summary(
@@ -84,7 +88,8 @@ def synth_command(
             "--out",
             "-o",
             help="The file to write (.gz: gzip, .lz4: LZ4, else plain JSON Lines; - for "
-            "stdout). Default: recordings/synth-<coins>-<start>-<hours>h-seed<seed>.jsonl.gz.",
+            "stdout). Default: synth-<coins>-<start>-<hours>h-seed<seed>.jsonl.gz in "
+            f"{recordings_dir()} (${DATA_DIR_ENV} sets the data directory).",
             dir_okay=False,
         ),
     ] = None,
@@ -114,7 +119,7 @@ def synth_command(
     The header says "recording": "synthetic". Same arguments, same bytes; shorter
     = a prefix.
 
-    Backtest on it with [cyan]arena replay FILE[/]; [bold]--json[/] prints a summary on stdout.
+    Backtest on it with [cyan]arena backtest STRATEGY FILE[/]; --json: a summary on stdout.
 
     Example: [cyan]arena synth --coins BTC,ETH,SOL --hours 6 --seed 7 --out day.jsonl.gz[/]
     """
@@ -134,9 +139,10 @@ def synth_command(
             path = out if out is not None else default_out(names, start_ms, hours, seed)
             ticker = Ticker("synth")
             try:
-                stats = write_file(
-                    path, markets, seed, start_ms, hours, force=force, progress=ticker
-                )
+                with writing(path):
+                    stats = write_file(
+                        path, markets, seed, start_ms, hours, force=force, progress=ticker
+                    )
             finally:
                 ticker.done()
             target = str(path)
@@ -145,10 +151,13 @@ def synth_command(
     seconds = time.monotonic() - began
     doc = summary(target, stats, [m.coin for m in markets], seed, start_ms, end_ms, seconds)
     sys.stderr.write(
-        f"wrote {target}: {doc['books']:,} books, {doc['trades']:,} trades messages "
-        f"({doc['prints']:,} prints), {doc['ctxs']:,} asset contexts; "
+        f"wrote {target}: {plural(doc['books'], 'book')}, "
+        f"{plural(doc['trades'], 'trades message')} ({plural(doc['prints'], 'print')}), "
+        f"{plural(doc['ctxs'], 'asset context')}; "
         f"{time_range(stats.first_t, stats.last_t)}; {doc['file_bytes'] / 1e6:.1f} MB "
         f"({stats.bytes / 1e6:.1f} MB uncompressed) in {seconds:.1f} s; synthetic data\n"
     )
+    if target != "-":
+        sys.stderr.write(f"backtest on it: arena backtest STRATEGY {shlex.quote(target)}\n")
     if as_json:
         typer.echo(dumps(doc))

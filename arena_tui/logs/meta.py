@@ -27,6 +27,15 @@ class MetaError(ArenaError):
     """``meta`` could not be fetched or read, or lacks a coin asked for (one line)."""
 
 
+class MetaUnavailable(MetaError):
+    """The info endpoint could not answer now (no connection, a timeout, HTTP 5xx, 408 or
+    429): worth retrying, unlike a wrong answer (any other status, not a ``meta``)."""
+
+
+OFFLINE_HINT = "offline, pass --meta FILE (a saved meta answer; see --help)"
+RETRY_STATUSES = frozenset({408, 429})
+
+
 def parse_meta(doc: Any, source: str = "meta") -> list[Market]:
     """Every market of a ``meta`` answer, asset = position in ``universe``."""
     if isinstance(doc, list) and doc and isinstance(doc[0], dict):
@@ -56,23 +65,53 @@ def load_meta_file(path: str | Path) -> list[Market]:
 
 
 def fetch_meta(info_url: str = INFO_URL, timeout_s: float = 10.0) -> list[Market]:
-    """``meta`` from Hyperliquid's info endpoint."""
+    """``meta`` from Hyperliquid's info endpoint (``MetaUnavailable`` if worth retrying)."""
     try:
         resp = httpx.post(info_url, json={"type": "meta"}, timeout=timeout_s)
-        resp.raise_for_status()
-        doc = resp.json()
-    except httpx.HTTPStatusError as exc:
-        raise MetaError(f"{info_url}: meta answered HTTP {exc.response.status_code}") from None
     except httpx.HTTPError as exc:
-        raise MetaError(f"{info_url}: cannot fetch meta: {exc or type(exc).__name__}") from None
+        raise _unreachable(info_url, exc) from None
+    return _answer(info_url, resp)
+
+
+async def fetch_meta_async(info_url: str = INFO_URL, timeout_s: float = 10.0) -> list[Market]:
+    """``fetch_meta`` for an event loop (a signal can stop the wait)."""
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            resp = await client.post(info_url, json={"type": "meta"})
+    except httpx.HTTPError as exc:
+        raise _unreachable(info_url, exc) from None
+    return _answer(info_url, resp)
+
+
+def _unreachable(info_url: str, exc: httpx.HTTPError) -> MetaUnavailable:
+    return MetaUnavailable(f"{info_url}: cannot fetch meta: {exc or type(exc).__name__}")
+
+
+def _answer(info_url: str, resp: httpx.Response) -> list[Market]:
+    status = resp.status_code
+    if status != 200:
+        kind = MetaUnavailable if status >= 500 or status in RETRY_STATUSES else MetaError
+        raise kind(f"{info_url}: meta answered HTTP {status}")
+    try:
+        doc = resp.json()
     except ValueError:
         raise MetaError(f"{info_url}: meta answer is not JSON") from None
     return parse_meta(doc, info_url)
 
 
+def offline_hint(exc: MetaError) -> MetaError:
+    """The same failure, saying how to do without the network."""
+    return type(exc)(f"{exc}; {OFFLINE_HINT}")
+
+
 def get_markets(meta_file: str | Path | None, info_url: str = INFO_URL) -> list[Market]:
     """``meta`` from a saved file when given, else live from the info endpoint."""
-    return load_meta_file(meta_file) if meta_file is not None else fetch_meta(info_url)
+    if meta_file is not None:
+        return load_meta_file(meta_file)
+    try:
+        return fetch_meta(info_url)
+    except MetaError as exc:
+        raise offline_hint(exc) from None
 
 
 def parse_coins(text: str) -> list[str]:

@@ -10,7 +10,8 @@ hand every frame to ``arena_tui.record.recorder.Recorder``, which decides what i
   server that answers pings but streams nothing is as lost as a dead socket) closes the
   connection with reason ``silence``.
 - Reconnects forever: capped exponential backoff with jitter (``Backoff``), reset once a
-  connection has delivered market data.
+  connection has delivered market data. ``meta`` (the header's markets) is fetched the
+  same way before the first connection: a failure worth retrying waits the same backoff.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
-from arena_tui.record.recorder import Recorder
+from arena_tui.logs.meta import MetaUnavailable, fetch_meta_async
+from arena_tui.record.recorder import Event, Recorder
+from engine import Market
 
 CHANNELS = ("l2Book", "trades", "activeAssetCtx")
 PING = '{"method":"ping"}'
@@ -75,6 +78,34 @@ def subscriptions(coins: tuple[str, ...]) -> list[str]:
         for coin in coins
         for kind in CHANNELS
     ]
+
+
+async def fetch_meta_retrying(
+    info_url: str,
+    backoff: Backoff,
+    on_event: Callable[[Event], None],
+    fetch: Callable[[str], Awaitable[list[Market]]] = fetch_meta_async,
+) -> list[Market]:
+    """``meta`` from the info endpoint, retried with ``backoff`` until it answers.
+
+    Each failure worth retrying (``MetaUnavailable``) is told as a ``meta_failed`` event with
+    the wait before the next try; any other failure (a wrong URL's 404, an answer that is
+    not ``meta``) is raised: waiting would not change it.
+    """
+    failures = 0
+    while True:
+        try:
+            markets = await fetch(info_url)
+        except MetaUnavailable as exc:
+            failures += 1
+            delay_ms = backoff.next_ms()
+            on_event({"event": "meta_failed", "detail": str(exc), "retry_ms": delay_ms})
+            await asyncio.sleep(delay_ms / 1000)
+            continue
+        backoff.reset()
+        if failures:
+            on_event({"event": "meta_fetched", "url": info_url, "tries": failures + 1})
+        return markets
 
 
 async def run_feed(rec: Recorder, cfg: FeedConfig, backoff: Backoff) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from arena_tui.record.recorder import Event
-from arena_tui.util.human import utc_ms
+from arena_tui.util.human import plural, utc_ms
 
 ORDER = ("l2Book", "trades", "activeAssetCtx")
 QUIET_AFTER = 5  # bad frames described one by one; after that only counted
@@ -104,6 +104,12 @@ class Reporter:
                 return None
             more = " (further ones are only counted)" if self._bad_told == QUIET_AFTER else ""
             return f"skipped a frame, {doc['why']}: {doc['head']!r}{more}"
+        if kind == "meta_failed":
+            return f"{doc['detail']}; retrying in {seconds(doc['retry_ms'])}"
+        if kind == "meta_fetched":
+            return f"meta fetched from {doc['url']} (try {doc['tries']})"
+        if kind == "stopped":
+            return f"stopped {doc['detail']}"
         if kind == "opened":
             return f"writing {doc['path']}"
         if kind == "compressed":
@@ -170,7 +176,7 @@ class Reporter:
             for coin, chans in status["by_coin"].items()
         )
         self._say(
-            f"stopped after {seconds(elapsed_ms)}: {status['messages']:,} messages"
+            f"stopped after {seconds(elapsed_ms)}: {plural(status['messages'], 'message')}"
             f"{f' ({per})' if per else ''}; gaps: {status['gaps']}; "
             f"bad frames: {status['bad_frames']}; {size(status['bytes'])} written"
         )

@@ -12,6 +12,7 @@ import datetime as dt
 import gzip
 import http.server
 import json
+import os
 import threading
 import tracemalloc
 from collections.abc import Iterator
@@ -213,12 +214,15 @@ def test_receive_time_going_back_in_a_file_is_held_not_reordered(tmp_path: Path)
     assert got == [(1_737_918_843_000, 1), (1_737_918_843_000, 2), (1_737_918_843_000, 3)]
 
 
-def test_default_name_in_recordings(tmp_path: Path) -> None:
-    done = arena("import", "hftbacktest", str(COLLECTOR), "--meta", str(META), cwd=tmp_path)
+def test_default_name_in_the_data_directorys_recordings(tmp_path: Path) -> None:
+    env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path / "data")}
+    args = ("import", "hftbacktest", str(COLLECTOR), "--meta", str(META))
+    done = arena(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
-    want = tmp_path / "recordings" / "hftbacktest-BTC-20250126T1914Z.jsonl.gz"
-    assert want.is_file() and "wrote recordings/hftbacktest-BTC-20250126T1914Z" in done.stderr
-    again = arena("import", "hftbacktest", str(COLLECTOR), "--meta", str(META), cwd=tmp_path)
+    want = tmp_path / "data" / "recordings" / "hftbacktest-BTC-20250126T1914Z.jsonl.gz"
+    assert want.is_file() and f"wrote {want}" in done.stderr
+    assert not (tmp_path / "recordings").exists()  # never into the checkout's recordings/
+    again = arena(*args, cwd=tmp_path, env=env)
     assert "already exists; refusing to overwrite" in one_error_line(again)
 
 

@@ -31,7 +31,8 @@ OutOpt = Annotated[
         "--out",
         "-o",
         help="The log to write (.gz: gzip, .lz4: LZ4, else plain JSON Lines); never "
-        "overwritten. Default: recordings/<source>-<coins>-<first minute UTC>.jsonl.gz.",
+        "overwritten. Default: <source>-<coins>-<first minute UTC>.jsonl.gz in the data "
+        "directory's recordings/ (ARENA_DATA_DIR overrides it), where arena-tui lists it.",
         dir_okay=False,
     ),
 ]

@@ -38,6 +38,7 @@ from arena_tui.logs.logcheck import check_line
 from arena_tui.logs.logfile import LOG_VERSION, BadLine, LogError, iter_raw_lines
 from arena_tui.logs.meta import INFO_URL, MetaError, get_markets, select
 from arena_tui.util.outputs import writing
+from arena_tui.util.paths import recordings_dir
 from engine import Market
 from engine.inputs import AssetCtx, Book, Trades
 
@@ -215,12 +216,13 @@ def scan(paths: Sequence[str], fmt: str, progress: Progress | None = None) -> Su
 
 
 def default_out(s: Summary) -> Path:
-    """``recordings/<source>-<coins>-<first minute, UTC>.jsonl.gz``."""
+    """``<data dir>/recordings/<source>-<coins>-<first minute, UTC>.jsonl.gz``: beside what
+    ``arena record`` and ``arena synth`` write, never into a checkout's ``recordings/``."""
     coins = [re.sub(r"[^A-Za-z0-9]", "_", c) for c in s.coins]
     name = "-".join(coins[:4]) + (f"-and-{len(coins) - 4}-more" if len(coins) > 4 else "")
     assert s.first_t is not None
     stamp = (_EPOCH + dt.timedelta(milliseconds=s.first_t)).strftime("%Y%m%dT%H%MZ")
-    return Path("recordings") / f"{s.fmt}-{name}-{stamp}.jsonl.gz"
+    return recordings_dir() / f"{s.fmt}-{name}-{stamp}.jsonl.gz"
 
 
 def _compressed(raw: IO[bytes], name: str) -> IO[bytes]:

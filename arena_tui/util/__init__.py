@@ -1,6 +1,7 @@
-"""Small helpers every room may use: known errors as one line (``errors``), times and the
-progress line for people (``human``), compact JSON (``jsonout``), the data directory
-(``paths``), and the options several commands share (``options``).
+"""Small helpers every room may use: known errors as one line (``errors``), an output path
+the system refuses as one line (``outputs``), times, counts and the progress line for
+people (``human``), compact JSON (``jsonout``), the data directory (``paths``), and the
+options several commands share (``options``).
 
 May import: nothing else of arena_tui, and not ``engine``.
 """

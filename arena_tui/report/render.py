@@ -15,7 +15,6 @@ describes every file.
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import os
 from pathlib import Path
 from typing import Any
@@ -32,12 +31,12 @@ from arena_tui.report.table import usd as usd
 from arena_tui.report.verdict import verdict_doc
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.stats import MarkRow
+from arena_tui.util.human import iso_ms
 from arena_tui.util.jsonout import dumps
 from engine import Rules
 from engine.orders import format_cloid
 from engine.units import E8, format_e6, format_e8, tdiv
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 GAP_PCT = 1  # exit value this far below (or above) mark equity: the book cannot absorb it
 
 
@@ -134,12 +133,6 @@ EQUITY_COLUMNS = [
 ]  # fmt: skip
 
 
-def iso_utc(t_ms: int) -> str:
-    """``2026-12-01T00:12:18.199Z``: ISO 8601 in UTC, to the millisecond (no float)."""
-    d = EPOCH + dt.timedelta(milliseconds=t_ms)
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t_ms % 1000:03d}Z"
-
-
 def write_fills(result: BacktestResult, path: Path) -> None:
     """Every fill, one row each: the columns the contract's fills have, spelled for people
     (``coin_asset`` is the asset index), then the fill's ``coin`` and ``time_utc``."""
@@ -179,7 +172,7 @@ def write_fills(result: BacktestResult, path: Path) -> None:
                         format_e6(fl.venue_fee),
                         format_e6(fl.exec_fee),
                         coins.get(fl.asset, ""),
-                        iso_utc(fl.t),
+                        iso_ms(fl.t),
                     ]
                 )
 
@@ -200,7 +193,7 @@ def write_equity(result: BacktestResult, path: Path) -> None:
                         m.drawdown,
                         m.mdd,
                         int(m.active),
-                        iso_utc(m.t),
+                        iso_ms(m.t),
                     ]
                 )
 

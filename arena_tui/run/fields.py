@@ -40,24 +40,42 @@ class RefusedCall(StrategyError, ValueError):
     """A call with a field the API refuses (a ValueError too, as the helpers raised)."""
 
 
+def line_in(frame: FrameType | None, path: Path) -> int | None:
+    """The line of the innermost frame from ``frame`` outwards that runs ``path``, or None."""
+    target = path.resolve()
+    while frame is not None:
+        if Path(frame.f_code.co_filename).resolve() == target:
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
 def caller(path: Path | None) -> str:
     """``file:line`` of the strategy code that called the API: the innermost frame in
     ``path`` (the strategy file) when there is one, else the first frame outside the API."""
     frame: FrameType | None = sys._getframe(1)
-    first: FrameType | None = None
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name not in _API_FILES:
-            if first is None:
-                first = frame
-            if path is None:
-                break
-            if Path(name).resolve() == path.resolve():
-                return f"{path}:{frame.f_lineno}"
+    line = None if path is None else line_in(frame, path)
+    if path is not None and line is not None:
+        return f"{path}:{line}"
+    while frame is not None and frame.f_code.co_filename in _API_FILES:
         frame = frame.f_back
-    if first is None:
+    if frame is None:
         return str(path) if path is not None else "<strategy>"
-    return f"{first.f_code.co_filename}:{first.f_lineno}"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+Human = Decimal | int | float | str  # a price or size in dollars or coins, as people write it
+
+
+def to_decimal(value: Human) -> Decimal:
+    """A human number as an exact Decimal (a float goes through its shortest repr)."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("a price or size cannot be a bool")
+    if isinstance(value, float):
+        return Decimal(repr(float(value)))  # its shortest repr (a numpy float's too)
+    return Decimal(value)
 
 
 def _shown(value: object) -> str:
@@ -103,16 +121,11 @@ class Call:
     def amount(self, field: str, value: object) -> Decimal:
         """A positive, finite number (of dollars, of coins): int, str, Decimal or float."""
         try:
-            if isinstance(value, bool):
-                raise TypeError
-            if isinstance(value, float):
-                number = Decimal(repr(float(value)))  # its shortest repr, as typed
-            elif isinstance(value, int | str | Decimal):
-                number = Decimal(value)
-            elif isinstance(value, SupportsIndex):
-                number = Decimal(operator.index(value))
-            else:
-                raise TypeError
+            if not isinstance(value, int | str | Decimal | float):
+                if not isinstance(value, SupportsIndex):
+                    raise TypeError
+                value = operator.index(value)  # a numpy integer, say
+            number = to_decimal(value)  # (a bool is refused there)
         except TypeError:
             raise self.bad(field, value, "is not a number (int, str, Decimal or float)") from None
         except (InvalidOperation, ValueError):

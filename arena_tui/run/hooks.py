@@ -39,9 +39,10 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from arena_tui.run.fields import RefusedCall, StrategyError
+from arena_tui.run.fields import RefusedCall, StrategyError, line_in
 from arena_tui.run.loader import failure, located
 from arena_tui.run.output import Lines, routed
+from arena_tui.util.human import iso_ms
 
 if TYPE_CHECKING:
     from arena_tui.run.parts import Entrant
@@ -68,11 +69,6 @@ class Said:
     t: int
     entry: str
     text: str
-
-
-def stamp(t: int) -> str:
-    """``t`` (ms) as ``2024-12-02T12:00:01.250Z``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t // 1000)) + f".{t % 1000:03d}Z"
 
 
 class Guard:
@@ -163,7 +159,7 @@ class Guard:
             if f is None:
                 path = self.out_dir / f"{name}.log"
                 f = self._files[name] = path.open("w", encoding="utf-8", errors="replace")
-            f.write(f"{stamp(t)} {line}\n")
+            f.write(f"{iso_ms(t)} {line}\n")
         if self.echo:
             self._err.write(f"{self._clear}[{name}] {line}\n")
         if self.on_said is not None:
@@ -226,14 +222,8 @@ class Guard:
 
     def _where(self, e: Entrant) -> str:
         """The timeout's line: where in the strategy file the runner's thread is."""
-        frame = sys._current_frames().get(self.thread or 0)
-        where = str(e.path)
-        path = e.path.resolve()
-        while frame is not None:
-            if Path(frame.f_code.co_filename).resolve() == path:
-                where = f"{e.path}:{frame.f_lineno}"
-                break
-            frame = frame.f_back
+        line = line_in(sys._current_frames().get(self.thread or 0), e.path)
+        where = str(e.path) if line is None else f"{e.path}:{line}"
         return (
             f"{where}: timed out: {self.hook} still running after {self.timeout_s:g} s "
             f"(--hook-timeout; 0 turns the limit off) (in {self.hook}, entry {e.name})"

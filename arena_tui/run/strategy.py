@@ -24,7 +24,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import Any
 
-from arena_tui.run.fields import U8, U32, U64, Call
+from arena_tui.run.fields import U8, U32, U64, Call, Human, to_decimal
 from arena_tui.run.market import (
     ALO,
     E8_DEC,
@@ -45,7 +45,6 @@ from engine.units import notional
 
 TIFS = {"alo": ALO, "gtc": GTC, "ioc": IOC}
 AUTO_CLOID_BASE = 1 << 96  # cloids the helpers assign: far above any a strategy picks by hand
-Human = Decimal | int | float | str
 
 
 class Strategy:
@@ -327,14 +326,3 @@ class Context:
         size_e8 = round_sz(size, decimals)
         self._order(self._asset[coin], is_buy, limit_px, size_e8, reduce_only, encoded, cloid)
         return cloid
-
-
-def to_decimal(value: Human) -> Decimal:
-    """A human number as an exact Decimal (a float goes through its shortest repr)."""
-    if isinstance(value, Decimal):
-        return value
-    if isinstance(value, bool):
-        raise TypeError("a price or size cannot be a bool")
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    return Decimal(value)

@@ -26,6 +26,12 @@ def utc_ms(ms: int | None) -> str:
     return d.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}"
 
 
+def iso_ms(ms: int) -> str:
+    """``2026-12-01T00:12:18.199Z``: ISO 8601 in UTC, to the millisecond (no float)."""
+    d = _EPOCH + dt.timedelta(milliseconds=ms)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
 def utc_minute(ms: int) -> str:
     """``2026-12-07 00:00 UTC`` (a season's window, a run's start)."""
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ms // 1000))

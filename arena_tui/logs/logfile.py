@@ -28,7 +28,6 @@ CHUNK = 1 << 20
 
 _LINE = msgspec.json.Decoder(Line)
 _HEADER = msgspec.json.Decoder(Header)
-_ENCODER = msgspec.json.Encoder()
 
 
 class LogError(ArenaError):

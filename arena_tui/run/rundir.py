@@ -45,12 +45,10 @@ def refuse_held_run(out: Path) -> None:
 
 def reused_dir(out: Path, force: bool) -> Path:
     """``out`` made, or emptied of an earlier run with ``force``; else one error line."""
-    if not force:
-        refuse_held_run(out)
-    elif out.exists() and not out.is_dir():
-        raise BacktestError(f"--out {out} is a file, not a directory")
-    elif held_run(out) is not None:
+    if force and out.is_dir() and held_run(out) is not None:
         _clear(out)
+    else:
+        refuse_held_run(out)  # (a file, or a run without --force)
     with writing(out, "--out"):
         out.mkdir(parents=True, exist_ok=True)
     return out

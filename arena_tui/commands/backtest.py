@@ -11,6 +11,7 @@ from arena_tui.commands.screens import screens
 from arena_tui.report.render import write_report
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.run.build import build_backtest
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.parts import BacktestResult
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.jsonout import dumps
@@ -57,7 +58,7 @@ def backtest_command(
     force: ForceOpt = False,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
-    hook_timeout: HookTimeoutOpt = 10.0,
+    hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
     as_json: JsonOpt = False,
     tui: Annotated[
         bool,
@@ -95,8 +96,8 @@ def backtest_command(
         latency_ms=latency_ms,
         seed=seed,
         force=force,
+        hook_timeout_s=hook_timeout,
     )
-    bt.guard.timeout_s = hook_timeout
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
         err=True,

@@ -22,6 +22,7 @@ from arena_tui.record.feed import Backoff
 from arena_tui.report.render import write_report
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.paper import PaperSpec, prepare_paper, utc
 from arena_tui.run.paperstatus import PaperStatus
@@ -105,7 +106,7 @@ def paper_command(
     meta: MetaOpt = None,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
-    hook_timeout: HookTimeoutOpt = 10.0,
+    hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
     epoch: Annotated[
         str,
         typer.Option(

@@ -9,6 +9,7 @@ import datetime as dt
 from pathlib import Path
 
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.loader import (
     BASELINES,
     baseline_path,
@@ -82,6 +83,7 @@ def build_backtest(
     latency_ms: int,
     seed: int,
     force: bool = False,
+    hook_timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> tuple[Backtest, Path]:
     """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory."""
     chosen = resolve_season(paths, season)
@@ -95,5 +97,6 @@ def build_backtest(
         latency_ms=latency_ms,
         seed=seed,
         exit_value=exit_value,
+        hook_timeout_s=hook_timeout_s,
     )
     return bt, out_dir

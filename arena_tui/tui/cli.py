@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.tui.catalog import discover
 from arena_tui.tui.playback import parse_speed
 from arena_tui.util.errors import fail, run_cli
@@ -102,7 +103,7 @@ def tui_command(
         int, typer.Option("--latency-ms", min=0, help="As arena backtest --latency-ms.")
     ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="As arena backtest --seed.")] = 0,
-    hook_timeout: HookTimeoutOpt = 10.0,
+    hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
     spectate: Annotated[
         str | None,
         typer.Option(

@@ -125,6 +125,9 @@ class Backtest:
         self.guard = Guard(run_log.parent if run_log is not None else None, hook_timeout_s)
         self.live = False  # strategies are registered: their hooks run from now on
         self.now = 0  # the time of the input being handled
+        # the strategy request the engine is applying, while it does (an ``on_event``
+        # viewer reads a Rejected order's asset from it: the event does not carry one)
+        self.applying: dict[str, Any] | None = None
 
     # ---- strategy inputs -------------------------------------------------------------
 
@@ -146,7 +149,11 @@ class Backtest:
             raise StrategyError(f"entry {e.name} sent an invalid {msg['type']}: {exc}") from None
         self.log.write(raw)
         self.own_inputs += 1
-        self._apply(line)
+        self.applying = msg
+        try:
+            self._apply(line)
+        finally:
+            self.applying = None
 
     def _flush(self, before: int) -> None:
         """Apply every queued strategy input stamped before ``before``, in stamp order."""

@@ -7,9 +7,8 @@ each log input, which counts it, posts a snapshot when one is due (a few a secon
 time) and lets :class:`~arena_tui.tui.playback.Playback` hold the run; and ``on_event``,
 which queues every fill, rejection, cancel and close of the run's entries for the next
 :class:`~arena_tui.tui.messages.Happened` message (never coalesced), each with its coin (a
-rejected order's from the request the engine refused, which the entry's context hands
-over as it is applied). The run is the same
-``arena backtest`` run, run log included: watching it changes nothing it computes.
+rejected order's from the request the engine refused: ``Backtest.applying``). The run is
+the same ``arena backtest`` run, run log included: watching it changes nothing it computes.
 
 A live source (``arena paper``'s run on the feed) runs in real time and never waits: its
 ``pace`` only posts snapshots, and pausing freezes the view (one snapshot, then none until
@@ -20,11 +19,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -51,19 +50,6 @@ Post = Callable[[Message], object]
 Pace = Callable[[int], bool]
 Runner = Callable[[Pace], BacktestResult]  # one pass of a prepared run, paced
 CLOSED_KEPT = 4096  # closed orders whose coin is remembered (a late cancel names them)
-
-
-class _Sent(deque[dict[str, Any]]):
-    """An entry's requests in flight that remembers the last one taken off to be applied
-    (the runner takes each off just before the engine sees it)."""
-
-    def __init__(self, items: Iterable[dict[str, Any]] = ()) -> None:
-        super().__init__(items)
-        self.last: dict[str, Any] | None = None
-
-    def popleft(self) -> dict[str, Any]:
-        self.last = super().popleft()
-        return self.last
 
 
 @dataclass(frozen=True)
@@ -95,8 +81,8 @@ def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
         latency_ms=spec.latency_ms,
         seed=spec.seed,
         force=spec.force,
+        hook_timeout_s=spec.hook_timeout,
     )
-    bt.guard.timeout_s = spec.hook_timeout
     return bt, paths
 
 
@@ -117,10 +103,6 @@ class _Watch:
         self.funding: dict[tuple[str, int], int] = {}
         self.order_asset: dict[int, int] = {}
         self.closed_asset: OrderedDict[int, int] = OrderedDict()
-        self.sent: dict[str, _Sent] = {}
-        for e in bt.entrants:
-            if e.ctx is not None and isinstance(e.ctx.in_flight, deque):
-                e.ctx.in_flight = self.sent[e.name] = _Sent(e.ctx.in_flight)
         self.next_post = 0.0
         self.shown_waiting: tuple[int, int] | None = None  # (inputs, seq) last shown paused
         self.chained = bt.on_event
@@ -164,9 +146,8 @@ class _Watch:
 
     def _refused_asset(self, event: ev.Rejected) -> int | None:
         """The asset of the order the engine just refused: the request being applied."""
-        sent = self.sent.get(event.entry)
-        msg = None if sent is None else sent.last
-        if msg is None or msg.get("type") != "order":
+        msg = self.bt.applying
+        if msg is None or msg.get("type") != "order" or msg.get("entry") != event.entry:
             return None
         asset = msg.get("asset")
         return asset if type(asset) is int else None

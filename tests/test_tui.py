@@ -347,13 +347,23 @@ def test_arena_backtest_tui_returns_the_same_result_as_without(tmp_path: Path) -
     async def watch_to_the_end(app: ArenaApp) -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             screen = run_screen(app)
-            await pilot.press("n", "n")  # a seek or two on the way does not change the run
+            await settled(screen)  # paused before the first input
+            for _ in range(2):  # a seek or two on the way does not change the run
+                await pilot.press("n")
+                await settled(screen)  # paused at the next fill, or the run has ended
+            if screen.outcome is None:
+                await pilot.press("space")
             await finished(screen)
             await pilot.press("q")
 
     bt, paths = prepare(RunSpec(spec.logs, spec.strategy, "baselines", out=tmp_path / "b"))
     result = watch_backtest(
-        bt, paths, title="trader", speed=None, drive=lambda app: asyncio.run(watch_to_the_end(app))
+        bt,
+        paths,
+        title="trader",
+        speed=None,
+        paused=True,
+        drive=lambda app: asyncio.run(watch_to_the_end(app)),
     )
     assert result is not None
     assert result.replay.to_json() == plain.replay.to_json()  # same run log, same ranking

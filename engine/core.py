@@ -216,7 +216,7 @@ class Engine:
             if record:
                 self.applied_prints.append(trade)
             if a.resting:
-                fills.on_print(self, a, t, px, sz, time)
+                fills.on_print(self, a, t, px, sz, time, trade.tid)
 
     def _ctx(self, data: CtxData) -> None:
         a = self.by_coin.get(data.coin)

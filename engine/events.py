@@ -79,6 +79,28 @@ class CancelPending(Event, frozen=True, tag="cancel_pending"):
     effective_at: int
 
 
+class BookQuote(Struct, frozen=True, tag_field="source", tag="book"):
+    """What a taker fill took from: one level of the book its order activated on."""
+
+    time: int  # the book's exchange time
+    level: int  # 0 = the best level of the side it took from
+    px: int  # the level's price (1e8), which is the fill's price
+    sz: int  # the level's displayed size (1e8), of which the fill took at most 25%
+    n: int  # the level's order count, as the book said
+
+
+class PrintQuote(Struct, frozen=True, tag_field="source", tag="print"):
+    """What a maker fill filled against: one applied public trade."""
+
+    tid: int
+    time: int  # the trade's exchange time
+    px: int  # the print's price (1e8); the fill is at the order's limit
+    sz: int  # the print's size (1e8), of which the fill took at most 10%
+
+
+Quote = BookQuote | PrintQuote
+
+
 class Fill(Event, frozen=True, tag="fill"):
     entry: str
     oid: int
@@ -90,6 +112,9 @@ class Fill(Event, frozen=True, tag="fill"):
     taker: bool
     venue_fee: int
     exec_fee: int
+    # What it filled against. Not part of the contract's fills file (its fields and hash
+    # are unchanged); the shell shows it beside the fill. None only in hand-made events.
+    quote: Quote | None = None
 
 
 class Closed(Event, frozen=True, tag="closed"):

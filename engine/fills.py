@@ -56,8 +56,10 @@ def reduce_only_room(order: OpenOrder) -> int:
     return pos if pos > 0 else 0
 
 
-def fill(eng: Engine, order: OpenOrder, t: int, px: int, q: int, taker: bool) -> None:
-    """Fill ``q`` of ``order`` at ``px``: move cash and position, charge both fees."""
+def fill(eng: Engine, order: OpenOrder, t: int, px: int, q: int, quote: ev.Quote) -> None:
+    """Fill ``q`` of ``order`` at ``px`` against ``quote`` (a book level: taker; a print:
+    maker): move cash and position, charge both fees."""
+    taker = type(quote) is ev.BookQuote
     rules = eng.rules
     acct = order.entry
     n = notional(px, q)
@@ -90,22 +92,26 @@ def fill(eng: Engine, order: OpenOrder, t: int, px: int, q: int, taker: bool) ->
             taker=taker,
             venue_fee=venue_fee,
             exec_fee=exec_fee,
+            quote=quote,
         )
     )
 
 
-def take(eng: Engine, order: OpenOrder, side: list[Level], lot: int, t: int) -> None:
+def take(
+    eng: Engine, order: OpenOrder, side: list[Level], lot: int, t: int, book_time: int
+) -> None:
     """Walk the opposite side within the limit, 25% of each level in whole lots, as taker."""
     pct = eng.rules.take_fraction_pct
-    for level in side:
+    for depth, level in enumerate(side):
         px = level_px(level)
         if (px > order.limit_px) if order.is_buy else (px < order.limit_px):
             break
-        q = min(order.sz - order.filled, lots_down(tdiv(level_sz(level) * pct, 100), lot))
+        shown = level_sz(level)
+        q = min(order.sz - order.filled, lots_down(tdiv(shown * pct, 100), lot))
         if order.reduce_only:
             q = min(q, reduce_only_room(order))
         if q > 0:
-            fill(eng, order, t, px, q, taker=True)
+            fill(eng, order, t, px, q, ev.BookQuote(book_time, depth, px, shown, level.n))
             if order.filled == order.sz:
                 break
 
@@ -132,7 +138,7 @@ def activate(eng: Engine, a: AssetState, book: BookData, t: int) -> None:
                 close(eng, order, t, Reason.PostOnlyWouldCross)
                 continue
         else:
-            take(eng, order, opposite, a.lot, t)
+            take(eng, order, opposite, a.lot, t, book.time)
             if order.tif == IOC:
                 left = order.filled < order.sz
                 close(eng, order, t, Reason.IocRemainder if left else Reason.IocFilled)
@@ -141,9 +147,10 @@ def activate(eng: Engine, a: AssetState, book: BookData, t: int) -> None:
             a.resting.append(order)
 
 
-def on_print(eng: Engine, a: AssetState, t: int, px: int, sz: int, time: int) -> None:
+def on_print(eng: Engine, a: AssetState, t: int, px: int, sz: int, time: int, tid: int) -> None:
     """One applied public trade: fill resting orders it prints strictly through, as maker."""
     cap = -1  # computed on the first order the print goes through: most go through none
+    quote: ev.PrintQuote | None = None
     for order in list(a.resting):
         if time < order.act_book_time:
             continue
@@ -157,6 +164,8 @@ def on_print(eng: Engine, a: AssetState, t: int, px: int, sz: int, time: int) ->
         if order.reduce_only:
             q = min(q, reduce_only_room(order))
         if q > 0:
-            fill(eng, order, t, order.limit_px, q, taker=False)
+            if quote is None:
+                quote = ev.PrintQuote(tid, time, px, sz)
+            fill(eng, order, t, order.limit_px, q, quote)
             if order.filled == order.sz:
                 a.resting.remove(order)

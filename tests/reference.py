@@ -25,6 +25,7 @@ from engine.events import (
     Accepted,
     Activated,
     AnyEvent,
+    BookQuote,
     CancelPending,
     Closed,
     Fill,
@@ -32,6 +33,7 @@ from engine.events import (
     MinuteMark,
     Paused,
     PerformanceFee,
+    PrintQuote,
     Reason,
     Registered,
     Rejected,
@@ -109,9 +111,14 @@ def boundaries(interval: int, after: int, upto: int) -> Iterator[int]:
         h += interval
 
 
-def level_list(book: Book) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def level_list(
+    book: Book,
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """Each side as (px, sz, n), best first."""
     sides = msgspec.json.decode(bytes(book.data.levels))
-    bids, asks = ([(parse_e8(lv["px"]), parse_e8(lv["sz"])) for lv in side] for side in sides)
+    bids, asks = (
+        [(parse_e8(lv["px"]), parse_e8(lv["sz"]), lv["n"]) for lv in side] for side in sides
+    )
     return bids, asks
 
 
@@ -446,7 +453,8 @@ class Reference:
 
     # -- market data and fills
 
-    def fill(self, o: ROrder, t: int, px: int, q: int, taker: bool) -> None:
+    def fill(self, o: ROrder, t: int, px: int, q: int, quote: BookQuote | PrintQuote) -> None:
+        taker = isinstance(quote, BookQuote)
         a = self.accounts[o.entry]
         if o.reduce_only:
             pos = a.positions.get(o.asset, 0)
@@ -479,6 +487,7 @@ class Reference:
                 taker=taker,
                 venue_fee=venue_fee,
                 exec_fee=exec_fee,
+                quote=quote,
             )
         )
 
@@ -507,13 +516,13 @@ class Reference:
                 if best is not None and (o.limit_px >= best if o.is_buy else o.limit_px <= best):
                     self.close(o, t, Reason.PostOnlyWouldCross)
                 continue
-            for px, sz in opposite:
+            for depth, (px, sz, n) in enumerate(opposite):
                 if (px > o.limit_px) if o.is_buy else (px < o.limit_px):
                     break
                 q = min(
                     o.sz - o.filled, lots_down(tdiv(sz * self.rules.take_fraction_pct, 100), lot)
                 )
-                self.fill(o, t, px, q, taker=True)
+                self.fill(o, t, px, q, BookQuote(hl.data.time, depth, px, sz, n))
                 if o.filled == o.sz:
                     break
             if o.tif == IOC:
@@ -541,7 +550,8 @@ class Reference:
                     and tr.time >= o.book_time
                     and ((px < o.limit_px) if o.is_buy else (px > o.limit_px))
                 ):
-                    self.fill(o, t, o.limit_px, min(o.sz - o.filled, cap), taker=False)
+                    quote = PrintQuote(tr.tid, tr.time, px, parse_e8(tr.sz))
+                    self.fill(o, t, o.limit_px, min(o.sz - o.filled, cap), quote)
 
 
 def canonical(events: list[AnyEvent]) -> list[AnyEvent]:

@@ -663,7 +663,9 @@ def test_fills_and_equity_csv_name_the_coin_and_the_utc_time(tmp_path: Path) -> 
         fills = list(csv.reader(f))
     old = ["t", "entry", "oid", "cloid", "coin_asset", "side", "px", "sz", "liquidity",
            "venue_fee", "exec_fee"]  # fmt: skip
-    assert fills[0] == [*old, "coin", "time_utc"]  # the columns programs read stay in place
+    quote = ["quote_source", "quote_time", "quote_level", "quote_tid", "quote_px", "quote_sz"]
+    # the columns programs read stay in place; the quote and the note come last
+    assert fills[0] == [*old, "coin", "time_utc", *quote, "note"]
     assert len(fills) > 1
     for row in fills[1:]:
         t, asset, coin, when = int(row[0]), row[4], row[11], row[12]

@@ -1,15 +1,24 @@
-"""``arena replay``: turn a log into a ranking anyone can check."""
+"""``arena replay``: turn a log into a ranking anyone can check.
+
+Beside the contract's output (the ranking, ``--fills``, ``--scores``), it writes what
+people read: ``--quotes`` (every fill with its quote and its order's note) and ``--out``
+(the report files a backtest writes, rebuilt from the log alone: ``run.rebuild``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from arena_tui.report.eligibility import eligible_text, ineligible_reasons
-from arena_tui.run.replay import ReplayResult, check_only, replay
+from arena_tui.report.render import write_files
+from arena_tui.report.verdict import parse_epoch
+from arena_tui.run.quotes import OrderNotes
+from arena_tui.run.rebuild import Rebuilt
+from arena_tui.run.replay import ReplayResult, check_only, replay, score_row_doc
 from arena_tui.season.file import EmptyWindow, resolve_season
 from arena_tui.util.human import Progress, plural, utc_minute
 from arena_tui.util.jsonout import dumps
@@ -36,7 +45,7 @@ def print_table(result: ReplayResult) -> None:
     s = result.season
     state = "final" if result.final else "provisional: the log ends before the season does"
     lines = [
-        f"{s.id}  {utc(s.start)} -> {utc(s.end)}  rules_sha256 {s.rules_sha256[:16]}...",
+        f"{s.id}  {utc(s.start)} -> {utc(s.end)}  rules_sha256 {s.rules_sha256[:16]}... · paper",
         f"scored at {utc(result.end)} ({state}); {plural(result.inputs, 'input')}, "
         f"{plural(result.fills, 'fill')}",
         "",
@@ -72,20 +81,7 @@ def write_scores(result: ReplayResult, path: Path) -> None:
     rows = sorted(result.score_rows.values(), key=lambda r: (r.day, r.rank))
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
-            doc: dict[str, Any] = {
-                "day": r.day,
-                "t": r.t,
-                "entry": r.entry,
-                "rank": r.rank,
-                "equity": r.equity,
-                "return": r.ret,
-                "mdd": r.mdd,
-                "score": r.score,
-                "eligible": r.eligible,
-                "fill_days": r.fill_days,
-                "active_share": r.active_share,
-            }
-            f.write(dumps(doc, sort_keys=True) + "\n")
+            f.write(dumps(score_row_doc(r), sort_keys=True) + "\n")
 
 
 def start_output(path: Path | None, what: str, logs: Sequence[Path]) -> None:
@@ -102,6 +98,21 @@ def start_output(path: Path | None, what: str, logs: Sequence[Path]) -> None:
             raise OutputError(f"{what} {path}: is a log being replayed; it would be overwritten")
     with writing(path, what):
         path.write_bytes(b"")
+
+
+def start_report(out: Path | None) -> None:
+    """Make ``out`` for the report now; a directory holding another kind of report (a
+    backtest's, a paper run's) is refused: its report.json would be overwritten."""
+    if out is None:
+        return
+    with writing(out, "--out"):
+        out.mkdir(parents=True, exist_ok=True)
+        report = out / "report.json"
+        if report.exists() and b'"kind":"replay"' not in report.read_bytes()[:64]:
+            raise OutputError(
+                f"--out {out}: holds the report of a run already; it would be overwritten "
+                "(choose another directory)"
+            )
 
 
 def replay_command(
@@ -131,18 +142,52 @@ def replay_command(
             dir_okay=False,
         ),
     ] = None,
+    quotes: Annotated[
+        Path | None,
+        typer.Option(
+            "--quotes",
+            help='Write every fill as --fills does plus what it filled against ("quote") '
+            'and its order\'s "note", one JSON line each, in the same order.',
+            dir_okay=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write the report files a backtest writes (report.json, fills.csv, "
+            "fills.jsonl, equity.csv, chart.svg, ranking.json) into this directory, "
+            "rebuilt from the log alone.",
+            file_okay=False,
+        ),
+    ] = None,
+    epoch: Annotated[
+        str,
+        typer.Option(
+            "--epoch",
+            help="With --out: block length of the verdict against control_random (30m, "
+            "2h, 1d; as arena backtest's).",
+        ),
+    ] = "1d",
 ) -> None:
     """Replay LOG... through the Season 0 engine and print the ranking.
 
     Same log + same season = the same fills, marks and scores, on any machine.
+    Season 0 is paper trading: the table says so beside the rules hash.
 
     [bold]--json[/] prints the contract's replay object for programs.
+
+    [bold]--out DIR[/] turns a log (a backtest's run log, a hosted season's) into
+    a report: every entry's fills with their quotes and notes, its minute
+    marks, and the verdict against control_random when the log has that entry
+    (docs/report.md).
 
     A log started under other rules is refused, naming both hashes.
 
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """
     paths = [str(p) for p in logs]
+    parse_epoch(epoch)  # a bad --epoch fails now, not after the replay
     try:
         chosen = resolve_season(paths, season)
     except EmptyWindow as empty:
@@ -153,29 +198,49 @@ def replay_command(
         )
         start_output(fills, "--fills", logs)
         start_output(scores, "--scores", logs)
+        start_output(quotes, "--quotes", logs)
+        if out is not None:
+            typer.echo("arena: note: no report written to --out: nothing to score", err=True)
         result = check_only(paths, empty.season)
         typer.echo(dumps(result.to_json()) if as_json else summary_of_unscored(result))
         return
     start_output(scores, "--scores", logs)
-    fills_f = None
+    start_report(out)
+    fills_f = quotes_f = None
     if fills is not None:
         start_output(fills, "--fills", logs)
         with writing(fills, "--fills"):
             fills_f = fills.open("wb")
+    rebuilt = Rebuilt() if out is not None else None
     try:
+        if quotes is not None:
+            start_output(quotes, "--quotes", logs)
+            with writing(quotes, "--quotes"):
+                quotes_f = quotes.open("wb")
+        notes = rebuilt.notes if rebuilt is not None else OrderNotes() if quotes else None
         result = replay(
             paths,
             chosen,
             fills_out=fills_f,
+            on_event=None if rebuilt is None else rebuilt.on_event,
             progress=Progress(),
             keep_score_rows=scores is not None,
+            notes=notes,
+            quotes_out=quotes_f,
         )
     finally:
-        if fills_f is not None:
-            fills_f.close()
+        for f in (fills_f, quotes_f):
+            if f is not None:
+                f.close()
     if scores is not None:
         with writing(scores, "--scores"):
             write_scores(result, scores)
+    if rebuilt is not None and out is not None:
+        with writing(out, "--out"):
+            run_log = logs[0] if len(logs) == 1 else None
+            write_files(rebuilt.result(result, run_log), out, epoch=epoch, kind="replay")
+            (out / "ranking.json").write_text(dumps(result.to_json()) + "\n", encoding="utf-8")
+        typer.echo(f"arena: report written to {out}", err=True)
     if as_json:
         typer.echo(dumps(result.to_json()))
     else:

@@ -2,7 +2,9 @@
 
 Why this module exists: the runner says what happened (engine events, per entry); this
 module only renders it: ``report.json`` (everything, for programs), ``fills.csv`` and
-``equity.csv`` (every fill, every minute mark with its exit-value equity), ``chart.svg``,
+``equity.csv`` (every fill, every minute mark with its exit-value equity), ``fills.jsonl``
+(every fill with its quote and its order's note, as ``arena replay --quotes`` writes it),
+``chart.svg``,
 and the printed report: the ranked table with the score, costs and activity of each entry
 and why it is not eligible, warnings where exit-value equity fell far from mark equity,
 whether the strategy beats the random control block by block (``table``,
@@ -10,6 +12,10 @@ whether the strategy beats the random control block by block (``table``,
 the terminal's width. report.json holds integers only (money e6, ratios e8, times ms; the
 verdict's mean and interval too) and paths relative to the run directory; docs/report.md
 describes every file.
+
+Why one module: every file of a run directory is written here from one result and one
+document (``write_files``), so report.json, the CSVs, fills.jsonl and the chart cannot
+disagree about a run, whether it was a backtest, a paper run or a log replayed.
 """
 
 from __future__ import annotations
@@ -28,15 +34,19 @@ from arena_tui.report.layout import terminal_width
 from arena_tui.report.table import exit_warnings, table
 from arena_tui.report.table import pct as pct  # arena-tui writes money and ratios alike
 from arena_tui.report.table import usd as usd
-from arena_tui.report.verdict import verdict_doc
+from arena_tui.report.verdict import CONTROL, verdict_doc
 from arena_tui.run.parts import BacktestResult, Entrant
+from arena_tui.run.quotes import quote_line
 from arena_tui.run.stats import MarkRow
+from arena_tui.season.file import PAPER
 from arena_tui.util.human import iso_ms
 from arena_tui.util.jsonout import dumps
 from engine import Rules
+from engine import events as ev
 from engine.orders import format_cloid
 from engine.units import E8, format_e6, format_e8, tdiv
 
+FILLS_FILE = "fills.jsonl"  # every fill with its quote and note, in run order
 GAP_PCT = 1  # exit value this far below (or above) mark equity: the book cannot absorb it
 
 
@@ -77,7 +87,9 @@ def entry_doc(e: Entrant, row: dict[str, Any], rules: Rules) -> dict[str, Any]:
     return {
         **row,
         "ineligible_reasons": ineligible_reasons(row, rules),
-        "strategy": e.path.name,  # the file's name: a run directory names no other place
+        # the file's name: a run directory names no other place (none when the entry was
+        # rebuilt from a log alone: arena replay --out)
+        "strategy": e.path.name or None,
         "active_share": (active * 10**8 // marks) if marks else 0,
         "fees": {"venue": s.venue_fees, "execution": s.exec_fees, "performance": s.perf_fees},
         "funding": s.funding,
@@ -102,7 +114,12 @@ def run_log_name(run_log: Path | None, out: Path | None) -> str | None:
 
 
 def report_doc(
-    result: BacktestResult, *, epoch: str = "1d", seed: int = 0, out: Path | None = None
+    result: BacktestResult,
+    *,
+    epoch: str = "1d",
+    seed: int = 0,
+    out: Path | None = None,
+    kind: str = "backtest",
 ) -> dict[str, Any]:
     """report.json's document; ``out``: the run directory it is written in."""
     by_name = {e.name: e for e in result.entrants}
@@ -115,10 +132,16 @@ def report_doc(
         starting_equity=rules.starting_equity,
         lambda_num=rules.lambda_num,
         lambda_den=rules.lambda_den,
+        no_control=(
+            f"no {CONTROL} entry in the log: no verdict against the control"
+            if kind == "replay"
+            else None
+        ),
     )
     return {
         "replay": result.replay.to_json(),
         "run_log": run_log_name(result.run_log, out),
+        "fills_file": FILLS_FILE,
         "inputs": result.inputs,
         "own_inputs": result.own_inputs,
         "dropped_inputs": result.dropped,
@@ -133,9 +156,28 @@ EQUITY_COLUMNS = [
 ]  # fmt: skip
 
 
+QUOTE_COLUMNS = [
+    "quote_source", "quote_time", "quote_level", "quote_tid", "quote_px", "quote_sz", "note",
+]  # fmt: skip
+
+
+def quote_cells(fl: ev.Fill, note: str | None) -> list[object]:
+    """fills.csv's last columns: what the fill filled against (a book level: time, level,
+    px, sz; a print: time, tid, px, sz), then its order's note; empty where not so."""
+    q = fl.quote
+    if isinstance(q, ev.BookQuote):
+        cells: list[object] = ["book", q.time, q.level, "", format_e8(q.px), format_e8(q.sz)]
+    elif isinstance(q, ev.PrintQuote):
+        cells = ["print", q.time, "", q.tid, format_e8(q.px), format_e8(q.sz)]
+    else:
+        cells = ["", "", "", "", "", ""]
+    return [*cells, note or ""]
+
+
 def write_fills(result: BacktestResult, path: Path) -> None:
     """Every fill, one row each: the columns the contract's fills have, spelled for people
-    (``coin_asset`` is the asset index), then the fill's ``coin`` and ``time_utc``."""
+    (``coin_asset`` is the asset index), then the fill's ``coin`` and ``time_utc``, then its
+    quote and its order's note (``QUOTE_COLUMNS``)."""
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(
@@ -153,6 +195,7 @@ def write_fills(result: BacktestResult, path: Path) -> None:
                 "exec_fee",
                 "coin",
                 "time_utc",
+                *QUOTE_COLUMNS,
             ]
         )
         coins = {m.asset: m.coin for m in result.replay.season.markets}
@@ -173,8 +216,18 @@ def write_fills(result: BacktestResult, path: Path) -> None:
                         format_e6(fl.exec_fee),
                         coins.get(fl.asset, ""),
                         iso_ms(fl.t),
+                        *quote_cells(fl, result.notes.of(fl)),
                     ]
                 )
+
+
+def write_quotes(result: BacktestResult, path: Path) -> None:
+    """Every fill of the run in the order it happened, each as ``arena replay --quotes``
+    writes it (the fills file's line plus ``quote`` and ``note``)."""
+    of = result.notes.of
+    with path.open("wb") as f:
+        for fl in result.fill_events:
+            f.write(quote_line(fl, of(fl)))
 
 
 def write_equity(result: BacktestResult, path: Path) -> None:
@@ -203,7 +256,8 @@ def write_chart(result: BacktestResult, doc: dict[str, Any], path: Path) -> None
     v = doc["verdict"]
     blocks = v.get("paired_blocks", len(v["blocks"]))
     title = (
-        f"arena {doc.get('kind', 'backtest')}, season {season.id}: "
+        f"arena {doc.get('kind', 'backtest')}, season {season.id} "
+        f"(rules {season.rules_sha256[:12]} · paper): "
         f"{v['strategy']} against {v['control']} "
         f"over {blocks} blocks of {v['epoch']}: {v['text']}"
     )
@@ -218,6 +272,21 @@ def write_chart(result: BacktestResult, doc: dict[str, Any], path: Path) -> None
     path.write_text(svg, encoding="utf-8")
 
 
+def write_files(
+    result: BacktestResult, out: Path, *, epoch: str, seed: int = 0, kind: str = "backtest"
+) -> dict[str, Any]:
+    """report.json, fills.csv, fills.jsonl, equity.csv and chart.svg in ``out``; the doc.
+    ``kind``: backtest, paper, or replay (a report rebuilt from a log by ``arena replay``)."""
+    doc = report_doc(result, epoch=epoch, seed=seed, out=out, kind=kind)
+    doc = {"kind": kind, "paper": PAPER, **doc}
+    (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
+    write_fills(result, out / "fills.csv")
+    write_quotes(result, out / FILLS_FILE)
+    write_equity(result, out / "equity.csv")
+    write_chart(result, doc, out / "chart.svg")
+    return doc
+
+
 def write_report(
     result: BacktestResult,
     out: Path,
@@ -228,11 +297,7 @@ def write_report(
     kind: str = "backtest",
 ) -> None:
     """The report files in ``out`` and the report on stdout; ``kind``: backtest or paper."""
-    doc = {"kind": kind, **report_doc(result, epoch=epoch, seed=seed, out=out)}
-    (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
-    write_fills(result, out / "fills.csv")
-    write_equity(result, out / "equity.csv")
-    write_chart(result, doc, out / "chart.svg")
+    doc = write_files(result, out, epoch=epoch, seed=seed, kind=kind)
     if as_json:
         typer.echo(dumps(doc))
         for line in exit_warnings(doc):

@@ -23,6 +23,7 @@ GAP = "  "  # between two columns
 NOT_FINAL = {
     "backtest": "not final: the logs end before the season does",
     "paper": "not final: stopped before the season's end",
+    "replay": "not final: the log ends before the season does",
 }
 
 
@@ -149,7 +150,9 @@ def table(doc: dict[str, Any], width: int | None = None, out: Path | None = None
     (``None``: no limit); ``out``, the run directory, makes the run log's path whole."""
     rp = doc["replay"]
     state = "final" if rp["final"] else NOT_FINAL[doc.get("kind", "backtest")]
-    lines = [*wrap(f"season {rp['season']}  rules {rp['rules_sha256'][:12]}  ({state})", width)]
+    paper = " · paper" if doc.get("paper") else ""  # Season 0's scores are paper trading
+    head = f"season {rp['season']}  rules {rp['rules_sha256'][:12]}{paper}  ({state})"
+    lines = [*wrap(head, width)]
     lines += ["", *ranked_rows(doc["entries"], width)]
     if any(r["rejections"] for r in doc["entries"]):
         lines += ["", "rejections by reason:"]

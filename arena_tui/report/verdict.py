@@ -203,8 +203,10 @@ def verdict_doc(
     lambda_num: int = 1,
     lambda_den: int = 1,
     control: str = CONTROL,
+    no_control: str | None = None,
 ) -> dict[str, Any]:
-    """Everything report.json says under "verdict"; ``entries[0]`` is the strategy."""
+    """Everything report.json says under "verdict"; ``entries[0]`` is the strategy.
+    ``no_control``: what to say when no entry is the control (default: how to add it)."""
     block_ms = parse_epoch(epoch)
     strategy = entries[0][0] if entries else None
     scored = {
@@ -234,7 +236,7 @@ def verdict_doc(
         why = (
             f"the strategy is the control ({control}); compare another strategy with it"
             if strategy == control
-            else f"no control in the run; add --vs baselines (it brings {control})"
+            else no_control or f"no control in the run; add --vs baselines (it brings {control})"
         )
         return doc | {"verdict": "no_control", "text": why}
     mine, theirs = scored[strategy], scored[control]

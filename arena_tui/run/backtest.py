@@ -46,6 +46,7 @@ from arena_tui.run.parts import (
     Status,
     overridden,
 )
+from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult, fill_line, ranking_rows
 from arena_tui.run.strategy import Context
 from arena_tui.season.file import log_header, write_season
@@ -121,6 +122,8 @@ class Backtest:
         self._seq = itertools.count()
         self.fills_sha = hashlib.sha256()
         self.fills = 0
+        self.fill_events: list[ev.Fill] = []  # every fill of the run, in order
+        self.notes = OrderNotes()  # the notes of the orders in the run log
         self.own_inputs = 0
         self.guard = Guard(run_log.parent if run_log is not None else None, hook_timeout_s)
         self.live = False  # strategies are registered: their hooks run from now on
@@ -151,9 +154,11 @@ class Backtest:
         self.own_inputs += 1
         self.applying = msg
         try:
-            self._apply(line)
+            out = self._apply(line)
         finally:
             self.applying = None
+        if "note" in msg:  # as logged: the note belongs to the order the engine accepted
+            self.notes.accepted(e.name, msg["note"], out)
 
     def _flush(self, before: int) -> None:
         """Apply every queued strategy input stamped before ``before``, in stamp order."""
@@ -234,9 +239,11 @@ class Backtest:
                     self._flush(t)
                     self.log.write(source.raw)
                     try:
-                        self._apply(line)
+                        out = self._apply(line)
                     except MalformedInput as exc:
                         raise source.error(str(exc)) from None
+                    if out and line.hl is None:  # an order in the logs may carry a note
+                        self.notes.logged(source.raw, out)
                     last_t = t
                     n += 1
                     if progress is not None and not n & every:
@@ -265,7 +272,16 @@ class Backtest:
             inputs=n + self.own_inputs,
             fills=self.fills,
         )
-        return BacktestResult(replay, self.entrants, self.log.path, n, self.own_inputs, dropped)
+        return BacktestResult(
+            replay,
+            self.entrants,
+            self.log.path,
+            n,
+            self.own_inputs,
+            dropped,
+            fill_events=self.fill_events,
+            notes=self.notes,
+        )
 
     def _register(self, at: int) -> None:
         """Every strategy registers at ``at``, in the order given, before any input at it."""
@@ -299,20 +315,22 @@ class Backtest:
         if guard.stuck is not None:  # timed out, caught it and returned: stopped all the same
             raise StrategyError(guard.stuck)
 
-    def _apply(self, line: Line) -> None:
+    def _apply(self, line: Line) -> list[ev.AnyEvent]:
+        """Apply one input, then its events and hooks; the events."""
         out = self.engine.apply(line)
         t = self.now = line.t
         if out:
             self._events(out)
         hl = line.hl
         if hl is None or self.engine.over:
-            return
+            return out
         if type(hl) is TradesMsg:
             self._trades(t)
         elif type(hl) is BookMsg:
             self._book(hl, t)
         elif type(hl) is AssetCtx:
             self._ctx(hl, t)
+        return out
 
     def _events(self, out: list[ev.AnyEvent]) -> None:
         for event in out:
@@ -320,6 +338,7 @@ class Backtest:
             if kind is ev.Fill:
                 self.fills_sha.update(fill_line(event))  # type: ignore[arg-type]
                 self.fills += 1
+                self.fill_events.append(event)  # type: ignore[arg-type]
             if self.on_event is not None:
                 self.on_event(event)
             entry = getattr(event, "entry", None)

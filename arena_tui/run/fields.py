@@ -5,7 +5,8 @@ Why this module exists: a run log holds only inputs a hosted agent could have se
 queued, a field the HTTP API would refuse (a 400, which never reaches a log): a float or
 a string where an integer belongs, a bool where an integer belongs or an integer where a
 bool does, a value out of its type's range (asset uint32, prices and sizes uint64,
-encodedTif uint8, cloid uint128), a coin the season does not trade. What the API accepts
+encodedTif uint8, cloid uint128), a coin the season does not trade, a note that is not a
+string of at most 280 characters (``arena_tui.logs.notes``). What the API accepts
 and the engine then rejects (a price off the grid, an unknown asset, a tif of 7) is sent,
 and comes back as a ``Rejected`` event, exactly as over HTTP. A refused call raises
 :class:`RefusedCall` (a :class:`StrategyError`, and a ``ValueError`` as the helpers
@@ -22,6 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import SupportsIndex
 
+from arena_tui.logs.notes import NoteError, check_note
 from arena_tui.util.errors import ArenaError
 
 U8, U32, U64, U128 = 2**8 - 1, 2**32 - 1, 2**64 - 1, 2**128 - 1
@@ -117,6 +119,15 @@ class Call:
     def cloid(self, value: object) -> int:
         """0 (or None) = no cloid, else 1 to 2^128 - 1."""
         return 0 if value is None else self.whole("cloid", value, U128)
+
+    def note(self, value: object) -> str | None:
+        """An order's note (``logs.notes``): a string of at most 280 characters; empty or
+        None is no note."""
+        try:
+            return check_note(value)
+        except NoteError as exc:
+            text = str(exc)
+            raise self.bad("note", value, text[5:] if text.startswith("note ") else text) from None
 
     def amount(self, field: str, value: object) -> Decimal:
         """A positive, finite number (of dollars, of coins): int, str, Decimal or float."""

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Context, Strategy
 from arena_tui.util.errors import ArenaError
 from engine import Line
+from engine import events as ev
 
 HOOKS = ("on_book", "on_trades", "on_asset_ctx", "on_event", "on_mark")
 
@@ -76,6 +78,8 @@ class BacktestResult:
     inputs: int  # log inputs read
     own_inputs: int  # registrations, orders and cancels the strategies sent
     dropped: int  # strategy inputs stamped after the last log input (never applied)
+    fill_events: list[ev.Fill] = field(default_factory=list)  # every fill, in run order
+    notes: OrderNotes = field(default_factory=OrderNotes)  # the notes of the orders filled
 
 
 def overridden(strategy: Strategy) -> frozenset[str]:

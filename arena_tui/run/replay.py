@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from arena_tui.logs.logfile import LogReader
+from arena_tui.run.quotes import OrderNotes, contract_fill, quote_line
 from arena_tui.util.human import Progress
 from arena_tui.util.jsonout import dumps
 from engine import Engine, MalformedInput, Season
 from engine import events as ev
-from engine.orders import format_cloid
 from engine.scoring import ranking
 
 
@@ -48,25 +48,25 @@ class ReplayResult:
 
 def fill_line(f: ev.Fill) -> bytes:
     """One line of the fills file, as the contract spells it."""
-    return (
-        dumps(
-            {
-                "t": f.t,
-                "entry": f.entry,
-                "oid": f.oid,
-                "cloid": format_cloid(f.cloid),
-                "asset": f.asset,
-                "isBuy": f.is_buy,
-                "px": f.px,
-                "sz": f.sz,
-                "liquidity": "taker" if f.taker else "maker",
-                "venue_fee": f.venue_fee,
-                "exec_fee": f.exec_fee,
-            },
-            sort_keys=True,
-        )
-        + "\n"
-    ).encode("utf-8")
+    return (dumps(contract_fill(f), sort_keys=True) + "\n").encode("utf-8")
+
+
+def score_row_doc(r: ev.ScoreRow) -> dict[str, Any]:
+    """A daily score row as people and programs read it: ``arena replay --scores``, the
+    host's ``/v1/scores`` and ``arena verify`` all spell it so."""
+    return {
+        "day": r.day,
+        "t": r.t,
+        "entry": r.entry,
+        "rank": r.rank,
+        "equity": r.equity,
+        "return": r.ret,
+        "mdd": r.mdd,
+        "score": r.score,
+        "eligible": r.eligible,
+        "fill_days": r.fill_days,
+        "active_share": r.active_share,
+    }
 
 
 def ranking_rows(eng: Engine) -> list[dict[str, Any]]:
@@ -95,8 +95,17 @@ def replay(
     on_event: Callable[[ev.AnyEvent], None] | None = None,
     progress: Progress | None = None,
     keep_score_rows: bool = False,
+    notes: OrderNotes | None = None,
+    quotes_out: IO[bytes] | None = None,
 ) -> ReplayResult:
-    """Run the engine over the logs; raise LogError naming the file and line of a bad one."""
+    """Run the engine over the logs; raise LogError naming the file and line of a bad one.
+
+    ``notes``: gathers the note of every order line that has one (``run.quotes``), by the
+    oid the engine accepted it under; ``quotes_out`` (``notes`` needed) gets a quotes
+    line for every fill, in the fills file's order.
+    """
+    if quotes_out is not None and notes is None:
+        notes = OrderNotes()
     eng = Engine(season)
     reader = LogReader(paths, coins=[m.coin for m in season.markets])
     fills_hash = hashlib.sha256()
@@ -110,6 +119,8 @@ def replay(
         except MalformedInput as exc:
             raise reader.error(str(exc)) from None
         if out:
+            if notes is not None and line.hl is None:
+                notes.logged(reader.raw, out)
             for e in out:
                 if type(e) is ev.Fill:
                     data = fill_line(e)
@@ -117,6 +128,8 @@ def replay(
                     fills += 1
                     if fills_out is not None:
                         fills_out.write(data)
+                    if quotes_out is not None and notes is not None:
+                        quotes_out.write(quote_line(e, notes.of(e)))
                 elif keep_score_rows and type(e) is ev.ScoreRow:
                     rows[(e.entry, e.day)] = e
                 if on_event is not None:

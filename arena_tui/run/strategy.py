@@ -137,12 +137,16 @@ class Context:
         reduce_only: bool,
         encoded_tif: int,
         cloid: int = 0,
+        *,
+        note: str | None = None,
     ) -> None:
         """The seven fields exactly (prices and sizes as e8 integers), sent unchanged.
 
         A field the HTTP API would refuse (a float price, a string asset, a size out of
-        uint64, a cloid out of uint128) raises :class:`StrategyError` here, naming the
-        calling line, the field and the value; nothing is sent.
+        uint64, a cloid out of uint128, a note over 280 characters) raises
+        :class:`StrategyError` here, naming the calling line, the field and the value;
+        nothing is sent. ``note``: words logged with the order and shown with its fills
+        (never read by the engine).
         """
         c = Call("ctx.order", self.path)
         asset_hint = " (use ctx.asset_of(coin))"
@@ -155,6 +159,7 @@ class Context:
             c.flag("reduce_only", reduce_only),
             c.whole("encoded_tif", encoded_tif, U8, ": ALO (1), GTC (2) or IOC (3)"),
             c.cloid(cloid),
+            None if note is None else c.note(note),
         )
 
     def _order(
@@ -166,6 +171,7 @@ class Context:
         reduce_only: bool,
         encoded_tif: int,
         cloid: int,
+        note: str | None = None,
     ) -> None:
         msg: dict[str, Any] = {
             "type": "order",
@@ -179,6 +185,8 @@ class Context:
         }
         if cloid:
             msg["cloid"] = f"0x{cloid:032x}"
+        if note:
+            msg["note"] = note  # logged with the order; the engine ignores it
         self._submit(msg)
 
     def buy(
@@ -189,14 +197,17 @@ class Context:
         tif: str = "gtc",
         reduce_only: bool = False,
         cloid: int | None = None,
+        *,
+        note: str | None = None,
     ) -> int:
         """Buy ``sz`` coins at ``px`` dollars (human units), rounded to the grid.
 
         The price rounds down to Hyperliquid's grid and the size down to whole lots, so the
         order never pays more or buys more than asked. Returns the order's cloid (one is
-        assigned when not given), to cancel it before its oid is known.
+        assigned when not given), to cancel it before its oid is known. ``note``: at most
+        280 characters, logged with the order and shown with its fills.
         """
-        return self._human(coin, True, px, sz, tif, reduce_only, cloid)
+        return self._human(coin, True, px, sz, tif, reduce_only, cloid, note)
 
     def sell(
         self,
@@ -206,9 +217,11 @@ class Context:
         tif: str = "gtc",
         reduce_only: bool = False,
         cloid: int | None = None,
+        *,
+        note: str | None = None,
     ) -> int:
         """Sell ``sz`` coins at ``px`` dollars; the price rounds up, the size down."""
-        return self._human(coin, False, px, sz, tif, reduce_only, cloid)
+        return self._human(coin, False, px, sz, tif, reduce_only, cloid, note)
 
     def cancel(self, oid: int | None = None, cloid: int | None = None) -> None:
         """Cancel an open order by oid (which decides when given) or by cloid.
@@ -311,6 +324,7 @@ class Context:
         tif: str,
         reduce_only: bool,
         cloid: int | None,
+        note: str | None = None,
     ) -> int:
         c = Call("ctx.buy" if is_buy else "ctx.sell", self.path)
         coin = c.coin(coin, self._asset)
@@ -320,9 +334,11 @@ class Context:
             raise c.bad("tif", tif, f"is not one of {', '.join(map(repr, TIFS))}")
         c.flag("reduce_only", reduce_only)
         cloid = self.next_cloid() if cloid is None else c.cloid(cloid)
+        if note is not None:
+            note = c.note(note)
         decimals = self._sz_decimals[coin]
         rounding = ROUND_FLOOR if is_buy else ROUND_CEILING
         limit_px = round_px(price, decimals, rounding)
         size_e8 = round_sz(size, decimals)
-        self._order(self._asset[coin], is_buy, limit_px, size_e8, reduce_only, encoded, cloid)
+        self._order(self._asset[coin], is_buy, limit_px, size_e8, reduce_only, encoded, cloid, note)
         return cloid

@@ -24,6 +24,8 @@ from engine.season import MINUTE_MS, check_markets, check_season
 
 _LINE_T = msgspec.json.Decoder(dict[str, Any])
 
+PAPER = True  # Season 0 is paper trading: every score shown says so (seed 000)
+
 
 class SeasonError(ArenaError):
     """A season file that cannot be used, or a log that does not fit its season."""

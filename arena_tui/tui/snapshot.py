@@ -112,6 +112,7 @@ class Happening:
 
     event: ev.AnyEvent | Said
     coin: str | None  # the order's coin, where the event names an order
+    note: str | None = None  # a fill's: the note its order was logged with
 
 
 @dataclass(frozen=True)

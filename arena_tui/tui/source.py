@@ -140,7 +140,8 @@ class _Watch:
             asset = self.order_asset.get(oid, self.closed_asset.get(oid))
         state = None if asset is None else self.bt.engine.assets.get(asset)
         coin = None if state is None else state.coin
-        self.pending.append(Happening(event, coin))
+        note = self.bt.notes.of(event) if type(event) is ev.Fill else None
+        self.pending.append(Happening(event, coin, note))
         if isinstance(event, ev.Fill | ev.Rejected):
             self.playback.found(event.entry)
 

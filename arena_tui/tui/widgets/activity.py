@@ -27,8 +27,19 @@ from engine import events as ev
 KEEP = 2_000
 
 
+def quote_brief(quote: ev.Quote | None) -> str:
+    """What a fill filled against, briefly: ``book L0 @ 00:00:04.950`` (the level it took
+    and the book's exchange time) or ``print tid 123 @ 00:00:04.980``."""
+    if quote is None:
+        return ""
+    at = f"{clock(quote.time)}.{quote.time % 1000:03d}"
+    if isinstance(quote, ev.BookQuote):
+        return f"book L{quote.level} @ {at}"
+    return f"print tid {quote.tid} @ {at}"
+
+
 def describe(h: Happening) -> tuple[str, str, str]:
-    """(what, style, detail) of one event."""
+    """(what, style, detail) of one event; a fill's ends with its quote and its note."""
     e = h.event
     if isinstance(e, Said):
         return "said", "cyan", e.text
@@ -36,7 +47,12 @@ def describe(h: Happening) -> tuple[str, str, str]:
         side = "buy" if e.is_buy else "sell"
         how = "taker" if e.taker else "maker"
         fees = usd(e.venue_fee + e.exec_fee)
-        return "fill", "bold green", f"{side} {sz(e.sz)} @ {fpx(e.px)} {how}, fees ${fees}"
+        text = f"{side} {sz(e.sz)} @ {fpx(e.px)} {how}, fees ${fees}"
+        if e.quote is not None:
+            text += f" · {quote_brief(e.quote)}"
+        if h.note:
+            text += f" · “{h.note}”"
+        return "fill", "bold green", text
     if isinstance(e, ev.Rejected):
         ref = f" oid {e.oid}" if e.oid else ""
         return "rejected", "bold red", f"{e.request}{ref}: {e.reason}"
@@ -78,7 +94,8 @@ class ActivityLog(ScrollView, can_focus=True):
     every one counted. It follows the newest line unless scrolled up."""
 
     HEADER = f"{'time':<8} {'entry':<13} {'what':<9} {'coin':<5} detail"
-    WIDTH = 120
+    WIDTH = 120  # at least; a fill with a long note widens it (scroll right to read it)
+    MAX_WIDTH = 40 + 80 + 2 + 280 + 2  # a fill's row with its quote and the longest note
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -86,6 +103,7 @@ class ActivityLog(ScrollView, can_focus=True):
         self.received = 0
         self.kept: deque[Happening] = deque(maxlen=KEEP)
         self.follow = True  # keep the newest line in view (until the viewer scrolls up)
+        self.line_width = self.WIDTH
 
     def append(self, happenings: Sequence[Happening]) -> None:
         if self.size.height:  # shown: it follows if it was at the bottom
@@ -94,7 +112,11 @@ class ActivityLog(ScrollView, can_focus=True):
             self.counts[WHAT.get(type(h.event), "other")] += 1
         self.received += len(happenings)
         self.kept.extend(happenings)
-        self.virtual_size = Size(self.WIDTH, len(self.kept))
+        if any(h.note for h in happenings):
+            self.line_width = min(
+                self.MAX_WIDTH, max(self.line_width, *(len(row(h)[4]) + 40 for h in happenings))
+            )
+        self.virtual_size = Size(self.line_width, len(self.kept))
         if self.follow:
             self.scroll_end(animate=False, immediate=True)
         self.refresh()

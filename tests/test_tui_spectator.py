@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, Static, TabbedContent
 
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
@@ -34,7 +35,7 @@ from arena_tui.report.render import pct, usd
 from arena_tui.tui.app import ArenaApp, make_app
 from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.fmt import clock, stamp
-from arena_tui.tui.hostapi import BookDoc, host_url
+from arena_tui.tui.hostapi import BookDoc, ScoresDoc, SeasonDoc, host_url, paper_label
 from arena_tui.tui.screens.help import key_table
 from arena_tui.tui.screens.spectate import SpectatorScreen
 from arena_tui.tui.screens.start import StartScreen
@@ -202,6 +203,47 @@ async def test_the_leaderboard_is_the_hosts_latest_day_rows_as_served(replayed: 
         listed = [str(c) for c in key_table(screen).columns[0].cells]
         assert {"c", "r", "esc", "q", "?"} <= set(listed) and "3" not in listed
         await pilot.press("escape", "q")
+
+
+@aio
+async def test_the_season_and_the_board_say_paper_as_the_host_does(replayed: Replayed) -> None:
+    assert replayed.get("/v1/season")["paper"] is True
+    assert replayed.get("/v1/scores")["paper"] is True
+    app = make_app(spectate=SpectateSpec(replayed.url))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = spectator(app)
+
+        def read() -> bool:
+            s = screen.spectated
+            return s is not None and s.season is not None and bool(s.rows)
+
+        await until(pilot, read, "the season and the rows")
+        season = replayed.get("/v1/season")
+        head = screen.query_one(SeasonStrip).text.split("\n")[0]
+        assert head.endswith(f"rules {season['rules_sha256'][:12]}… · paper")  # beside the hash
+        note = str(screen.query_one("#board-note", Static).render())
+        assert note.endswith("(provisional: eligibility ignored) · paper")  # beside the score
+        await pilot.press("escape", "q")
+
+
+def test_an_older_host_without_paper_still_reads_and_shows_no_label() -> None:
+    season = {
+        "id": "s",
+        "start": 0,
+        "end": 60_000,
+        "markets": [],
+        "rules_sha256": "ab" * 32,
+        "t": 1,
+        "state": "running",
+        "limits": {"rate_limit_requests": 20, "rate_limit_window_ms": 10_000},
+    }
+    old = msgspec.json.decode(json.dumps(season), type=SeasonDoc)
+    assert old.paper is None and paper_label(old.paper) == ""
+    new = msgspec.json.decode(json.dumps({**season, "paper": True}), type=SeasonDoc)
+    assert paper_label(new.paper) == "paper"
+    scores = msgspec.json.decode(b'{"season":"s","final":false,"rows":[]}', type=ScoresDoc)
+    assert scores.paper is None
+    assert paper_label(False) == "not paper"  # what the host says, whatever it says
 
 
 def _row(r: Any) -> dict[str, Any]:

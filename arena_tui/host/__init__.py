@@ -4,7 +4,8 @@ The pieces, one job each: ``session`` (the engine's one owner: every input is ap
 the log and fsynced before the engine applies it, in batches), ``views`` (what the API
 reads besides the engine: fills, books, keys, score rows, stream subscribers, all derived
 from the log), ``feeds`` and ``restamp`` (market data: the live feed, or a recorded log
-played at a speed), ``app`` and ``answers`` (the HTTP API on Starlette), ``schemas`` and
+played at a speed), ``app`` and ``answers`` (the HTTP API on Starlette), ``logserve``
+(``GET /v1/log``: the durable log, by ranges), ``schemas`` and
 ``openapi`` (the bodies and the document describing them), ``auth``, ``ratelimit``,
 ``store`` (SQLite score rows), ``lock`` and ``control`` (one server per log; registering
 while it runs), ``register`` (``arena register``), ``plan`` (a log's season and market

@@ -8,12 +8,14 @@ disagrees with. Each function reads, builds one Struct of ``schemas``, and chang
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
 
 from arena_tui.host import schemas as s
-from arena_tui.host.views import Views
+from arena_tui.host.views import Marks, Views
+from arena_tui.season.file import PAPER
 from engine import Engine, Season
 from engine import events as ev
 from engine.fills import decode_levels
@@ -23,9 +25,12 @@ from engine.state import PENDING
 from engine.units import tdiv
 
 MAX_FILLS = 1000  # fills in one answer; ``more`` says there are others after them
+MAX_MARKS = 5000  # minute marks in one answer (three and a half days of them)
 
 
-def orders(eng: Engine, entry: str) -> s.Orders:
+def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None = None) -> s.Orders:
+    """The entry's open orders, each with its note (``notes``: Views.notes)."""
+    notes = notes or {}
     acct = eng.accounts[entry]
     life = eng.rules.order_lifetime_ms
     out = [
@@ -45,13 +50,14 @@ def orders(eng: Engine, entry: str) -> s.Orders:
             reserve=o.reserve,
             cancel_at=o.cancel_at,
             expires_at=o.received + life,
+            note=notes.get((entry, o.oid)),
         )
         for o in acct.orders.values()
     ]
     return s.Orders(orders=out)
 
 
-def fill(e: ev.Fill, seq: int, coin: str) -> s.Fill:
+def fill(e: ev.Fill, seq: int, note: str | None) -> s.Fill:
     return s.Fill(
         seq=seq,
         t=e.t,
@@ -65,17 +71,75 @@ def fill(e: ev.Fill, seq: int, coin: str) -> s.Fill:
         liquidity="taker" if e.taker else "maker",
         venue_fee=e.venue_fee,
         exec_fee=e.exec_fee,
+        quote=e.quote,
+        note=note,
     )
 
 
-def fills(eng: Engine, views: Views, entry: str, since: int) -> s.Fills:
+def fills(views: Views, entry: str, since: int) -> s.Fills:
     """The entry's fills with ``t >= since``, oldest first, at most MAX_FILLS."""
     mine = views.fills.get(entry, [])
     times = views.fill_times.get(entry, [])
     first = bisect.bisect_left(times, since)
     chosen = mine[first : first + MAX_FILLS]
-    out = [fill(e, first + i + 1, eng.assets[e.asset].coin) for i, e in enumerate(chosen)]
+    out = [fill(e, first + i + 1, views.note_of(e)) for i, e in enumerate(chosen)]
     return s.Fills(fills=out, more=first + MAX_FILLS < len(mine))
+
+
+def _mark(marks: Marks, i: int) -> s.MarkOut:
+    return s.MarkOut(
+        t=marks.t[i],
+        equity=marks.equity[i],
+        peak=marks.peak[i],
+        drawdown=marks.drawdown[i],
+        mdd=marks.mdd[i],
+        active=bool(marks.active[i]),
+    )
+
+
+def equity(views: Views, entry: str, since: int) -> s.Equity:
+    """The entry's minute marks with ``t >= since``, oldest first, at most MAX_MARKS."""
+    marks = views.marks.get(entry)
+    if marks is None:
+        return s.Equity(entry=entry, marks=[], more=False)
+    first = marks.first_at(since)
+    last = min(len(marks), first + MAX_MARKS)
+    out = [_mark(marks, i) for i in range(first, last)]
+    return s.Equity(entry=entry, marks=out, more=last < len(marks))
+
+
+def _row(r: ev.ScoreRow) -> s.ScoreRow:
+    return s.ScoreRow(
+        day=r.day,
+        t=r.t,
+        entry=r.entry,
+        rank=r.rank,
+        equity=r.equity,
+        ret=r.ret,
+        mdd=r.mdd,
+        score=r.score,
+        eligible=r.eligible,
+        fill_days=r.fill_days,
+        active_share=r.active_share,
+    )
+
+
+def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
+    """Every registered entry, by name, with its latest minute mark and score row."""
+    out = []
+    for name in sorted(eng.accounts):
+        marks = views.marks.get(name)
+        row = views.latest.get(name)
+        out.append(
+            s.EntryOut(
+                entry=name,
+                fills=len(views.fills.get(name, ())),
+                marks=0 if marks is None else len(marks),
+                mark=_mark(marks, len(marks) - 1) if marks else None,
+                row=None if row is None else _row(row),
+            )
+        )
+    return s.Entries(season=season.id, paper=PAPER, entries=out)
 
 
 def account(eng: Engine, entry: str) -> s.Account:
@@ -119,6 +183,7 @@ def season_info(eng: Engine, season: Season, now: int, body_max: int) -> s.Seaso
         markets=[s.MarketOut(m.coin, m.asset, m.szDecimals) for m in season.markets],
         rules=msgspec.to_builtins(rules),
         rules_sha256=season.rules_sha256,
+        paper=PAPER,
         t=now,
         state=state,
         limits=s.Limits(rules.rate_limit_requests, rules.rate_limit_window_ms, body_max),

@@ -6,6 +6,8 @@ can reach the log: the key (401), the entry's moving-window limit (429 with
 anything. What passes is an input: the session logs it, fsyncs it, applies it, and the
 handler answers from the events it caused (200, or 422 with the engine's reason). Reads
 answer from the engine's state and the views, on the event loop thread that owns them.
+The public reads (the season and its file, the scores, the log, each entry's marks and
+fills) take no key and no slot of any entry's limit: they show what the log makes public.
 """
 
 from __future__ import annotations
@@ -22,18 +24,21 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from arena_tui.host import answers
+from arena_tui.host import answers, logserve
 from arena_tui.host import schemas as s
 from arena_tui.host.openapi import document
 from arena_tui.host.ratelimit import MovingWindow, retry_after_s
 from arena_tui.host.session import LogWriteError, Session
 from arena_tui.host.views import Subscriber
+from arena_tui.logs.notes import NoteError, check_note
+from arena_tui.season.file import PAPER
 from engine import MalformedInput
 from engine import events as ev
 from engine.orders import format_cloid, parse_cloid
 
 JSON = "application/json"
 Handler = Callable[[Request, str], Awaitable[Response]]
+PublicHandler = Callable[[Request], Awaitable[Response]]
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
@@ -72,19 +77,21 @@ class Api:
         *,
         body_max: int,
         clock: Callable[[], int],
+        season_file: bytes = b"",
     ) -> None:
         self.session = session
+        self.season_file = season_file  # the season file beside the log, as on disk at start
         self.engine = session.engine
         self.views = session.views
         self.limiter = limiter
         self.body_max = body_max
         self.clock = clock
         self.openapi = s.ENCODE(document())
-        self._scores: tuple[tuple[int, int | None], bytes] | None = None
+        self._scores: tuple[tuple[int, int, int | None], bytes] | None = None
 
     def paths(self) -> dict[str, dict[str, Endpoint]]:
         """Each path's endpoints by method (a GET also answers HEAD)."""
-        authed = self._authed
+        authed, public = self._authed, self._public
         return {
             "/v1/orders": {"GET": authed(self.get_orders), "POST": authed(self.post_order)},
             "/v1/cancel": {"POST": authed(self.post_cancel)},
@@ -92,7 +99,12 @@ class Api:
             "/v1/account": {"GET": authed(self.get_account)},
             "/v1/book/{coin}": {"GET": authed(self.get_book)},
             "/v1/season": {"GET": self.get_season},
+            "/v1/season/file": {"GET": self.get_season_file},
             "/v1/scores": {"GET": self.get_scores},
+            "/v1/log": {"GET": self.get_log},
+            "/v1/entries": {"GET": public(self.get_entries)},
+            "/v1/entries/{entry}/equity": {"GET": public(self.get_entry_equity)},
+            "/v1/entries/{entry}/fills": {"GET": public(self.get_entry_fills)},
             "/openapi.json": {"GET": self.get_openapi},
             "/v1/stream": {"GET": authed(self.stream_over_http)},
         }
@@ -136,6 +148,15 @@ class Api:
 
         return endpoint
 
+    def _public(self, handler: PublicHandler) -> Endpoint:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except s.BadBody as exc:
+                return error(400, "BadRequest", str(exc))
+
+        return endpoint
+
     async def _body(self, request: Request) -> bytes:
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > self.body_max:
@@ -156,15 +177,18 @@ class Api:
             s.check_u64("limitPx", o.limitPx)
             s.check_u64("sz", o.sz)
             parse_cloid(o.cloid)
+            note = check_note(o.note)
         except _TooLarge:
             return _too_large(self.body_max)
-        except (msgspec.DecodeError, MalformedInput) as exc:
+        except (msgspec.DecodeError, MalformedInput, NoteError) as exc:
             raise s.BadBody(str(exc)) from None
         doc: dict[str, Any] = {"type": "order", "entry": entry, "asset": o.asset}
         doc.update(isBuy=o.isBuy, limitPx=o.limitPx, sz=o.sz, reduceOnly=o.reduceOnly)
         doc["encodedTif"] = o.encodedTif
         if o.cloid is not None:
             doc["cloid"] = o.cloid
+        if note is not None:  # (never read by the engine: the rules and scores ignore it)
+            doc["note"] = note
         result = _own(await self.session.submit(doc), entry)
         if isinstance(result, ev.Accepted):
             cloid = format_cloid(result.cloid)
@@ -193,11 +217,11 @@ class Api:
     # ---- reads -------------------------------------------------------------------------
 
     async def get_orders(self, request: Request, entry: str) -> Response:
-        return answer(answers.orders(self.engine, entry))
+        return answer(answers.orders(self.engine, entry, self.views.notes.by_order))
 
     async def get_fills(self, request: Request, entry: str) -> Response:
         since = _int_param(request, "since") or 0
-        return answer(answers.fills(self.engine, self.views, entry, since))
+        return answer(answers.fills(self.views, entry, since))
 
     async def get_account(self, request: Request, entry: str) -> Response:
         return answer(answers.account(self.engine, entry))
@@ -218,12 +242,53 @@ class Api:
         except s.BadBody as exc:
             return error(400, "BadRequest", str(exc))
         store = self.session.store
-        key = (store.version, day)
+        key = (store.version, store.data_version(), day)  # (a write by another process too)
         if self._scores is None or self._scores[0] != key:
-            doc = {"season": self.session.season.id, "final": self.engine.over}
-            doc["rows"] = store.rows(day)
+            doc = {"season": self.session.season.id, "paper": PAPER}
+            doc |= {"final": self.engine.over, "rows": store.rows(day)}
             self._scores = (key, s.ENCODE(doc))
         return answer(self._scores[1])
+
+    async def get_season_file(self, request: Request) -> Response:
+        return answer(self.season_file)
+
+    async def get_log(self, request: Request) -> Response:
+        size = self.session.durable_size  # (what is served ends here, whatever comes next)
+        try:
+            status, start, end = logserve.byte_slice(
+                size, request.headers.get("range"), request.query_params.get("offset")
+            )
+        except logserve.Refused as exc:
+            headers = logserve.log_headers(size)
+            if exc.status == 416:
+                headers["Content-Range"] = f"bytes */{size}"
+            code = "RangeNotSatisfiable" if exc.status == 416 else "BadRequest"
+            return error(exc.status, code, exc.detail, **headers)
+        head = request.method == "HEAD"
+        return logserve.log_response(self.session.log, size, status, start, end, head)
+
+    async def get_entries(self, request: Request) -> Response:
+        return answer(answers.entries(self.engine, self.views, self.session.season))
+
+    def _entry(self, request: Request) -> str | Response:
+        entry = str(request.path_params["entry"])
+        if entry not in self.engine.accounts:
+            return error(404, "UnknownEntry", "no such entry in this season (GET /v1/entries)")
+        return entry
+
+    async def get_entry_equity(self, request: Request) -> Response:
+        entry = self._entry(request)
+        if isinstance(entry, Response):
+            return entry
+        since = _int_param(request, "since") or 0
+        return answer(answers.equity(self.views, entry, since))
+
+    async def get_entry_fills(self, request: Request) -> Response:
+        entry = self._entry(request)
+        if isinstance(entry, Response):
+            return entry
+        since = _int_param(request, "since") or 0
+        return answer(answers.fills(self.views, entry, since))
 
     async def get_openapi(self, request: Request) -> Response:
         return answer(self.openapi)

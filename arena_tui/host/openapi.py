@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.host import schemas as s
+from arena_tui.logs.notes import MAX_NOTE_CHARS
 
 REF = "#/components/schemas/{name}"
 SECURED: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -75,6 +76,13 @@ def components() -> dict[str, Any]:
                 if option.get("type") == "integer":
                     option["maximum"] = s.U64_MAX
     schemas["CancelRequest"]["oneOf"] = [_named_by("oid", "integer"), _named_by("cloid", "string")]
+    for option in schemas["OrderRequest"]["properties"]["note"]["anyOf"]:
+        if option.get("type") == "string":
+            option["maxLength"] = MAX_NOTE_CHARS
+            option["description"] = (
+                "your words beside the order (UTF-8, at most 280 characters): logged with it, "
+                "shown with its fills, never read by the engine"
+            )
     return schemas
 
 
@@ -160,6 +168,39 @@ def document() -> dict[str, Any]:
             )
         },
         "/v1/stream": {"get": _stream()},
+        "/v1/season/file": {
+            "get": {
+                "summary": "The season file beside the log, byte for byte (public)",
+                "description": "Its rules hash is GET /v1/season's rules_sha256.",
+                "responses": {
+                    "200": {
+                        "description": "The season file (JSON)",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
+        "/v1/log": {"get": _log()},
+        "/v1/entries": {
+            "get": _op(
+                "Every entry with its latest minute mark and score row (public)",
+                "Entries",
+                "Entries by name",
+            )
+        },
+        "/v1/entries/{entry}/equity": {
+            "get": _entry_op(
+                "An entry's minute marks with t >= since, oldest first (at most 5000; more "
+                "says if cut) (public)",
+                "Equity",
+            )
+        },
+        "/v1/entries/{entry}/fills": {
+            "get": _entry_op(
+                "An entry's fills with t >= since, with quotes and notes (at most 1000) (public)",
+                "Fills",
+            )
+        },
     }
     return {
         "openapi": "3.1.0",
@@ -172,6 +213,81 @@ def document() -> dict[str, Any]:
         "components": {
             "schemas": components(),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+def _entry_op(summary: str, ok: str) -> dict[str, Any]:
+    entry = {"name": "entry", "in": "path", "required": True, "schema": {"type": "string"}}
+    return _op(
+        summary,
+        ok,
+        ok,
+        "400",
+        parameters=[entry, _query("since", "ms; default 0 (all)")],
+    ) | {"responses": _entry_responses(ok)}
+
+
+def _entry_responses(ok: str) -> dict[str, Any]:
+    out = {"200": _json(ok, ok)}
+    out.update(_errors("400"))
+    out["404"] = _json("Error", "No such entry in this season (error: UnknownEntry)")
+    return out
+
+
+def _log_headers(*, ranged: bool = False, unsatisfied: bool = False) -> dict[str, Any]:
+    digits = {"type": "string", "pattern": "^[0-9]+$"}
+    out: dict[str, Any] = {
+        "Accept-Ranges": {
+            "description": "Range requests are served (bytes)",
+            "required": True,
+            "schema": {"type": "string", "enum": ["bytes"]},
+        },
+        "Arena-Log-Size": {
+            "description": "The log's durable size in bytes (whole lines, fsynced)",
+            "required": True,
+            "schema": digits,
+        },
+    }
+    if ranged or unsatisfied:
+        pattern = r"^bytes \*/[0-9]+$" if unsatisfied else r"^bytes [0-9]+-[0-9]+/[0-9]+$"
+        out["Content-Range"] = {
+            "description": "The bytes sent, of the durable size",
+            "required": True,
+            "schema": {"type": "string", "pattern": pattern},
+        }
+    return out
+
+
+def _log() -> dict[str, Any]:
+    text = (
+        "The season's input log as it stands: whole lines that are written and fsynced, up "
+        "to Arena-Log-Size (captured when the request arrives). Follow it by reading on from "
+        "the size you have: Range: bytes=N- (206 with Content-Range; also bytes=N-M, M "
+        "inclusive, and bytes=-K, the last K bytes) or ?offset=N (200). N at the size: 416 "
+        "for a Range, an empty 200 for an offset; past it: 416. Several ranges, or a Range "
+        "with an offset: 400. Public: only key hashes are in the log."
+    )
+    ndjson = {"application/x-ndjson": {"schema": {"type": "string"}}}
+    return {
+        "summary": "The season's input log, whole durable lines (public)",
+        "description": text,
+        "parameters": [_query("offset", "bytes to skip; default 0 (the whole log)")],
+        "responses": {
+            "200": {"description": "The log", "content": ndjson, "headers": _log_headers()},
+            "206": {
+                "description": "The range asked for",
+                "content": ndjson,
+                "headers": _log_headers(ranged=True),
+            },
+            "400": {
+                **_json("Error", "A malformed Range or offset, or both given"),
+                "headers": _log_headers(),
+            },
+            "416": {
+                **_json("Error", "Nothing to send: the range starts at or past the end"),
+                "headers": _log_headers(unsatisfied=True),
+            },
         },
     }
 

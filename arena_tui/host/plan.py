@@ -84,6 +84,7 @@ def _resume(opts: HostOptions, now: int) -> Plan:
     if header.get("generator") != GENERATOR:
         raise HostError(f"{log} was not written by arena host; give a new --log")
     season = resolve_season([str(log)], opts.season)  # other rules: refused, both hashes named
+    _season_beside(season, log)  # (served as GET /v1/season/file: there even if moved away)
     replay = header.get("replay")
     if replay is None and opts.replay:
         raise HostError(f"{log} takes the live feed ({header.get('feed')}); drop --replay")
@@ -157,10 +158,16 @@ def replay_season(paths: list[str], now: int, end_wall: int) -> Season:
     return season
 
 
+def season_path(season: Season, log: Path) -> Path:
+    """The season file beside the log: where ``arena replay LOG`` looks first, and what
+    ``GET /v1/season/file`` serves."""
+    return log.parent / f"{season.id}.json"
+
+
 def _season_beside(season: Season, log: Path) -> None:
-    """The season file beside the log, where ``arena replay LOG`` looks first."""
+    """The season file beside the log, written if it is not there (checked if it is)."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    path = log.parent / f"{season.id}.json"
+    path = season_path(season, log)
     if path.exists():
         if load_season(path) != season:
             raise HostError(f"{path} holds another season {season.id!r}; use another directory")

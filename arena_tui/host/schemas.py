@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import Meta, Struct
 
+from engine.events import BookQuote, PrintQuote
+
 U8 = Annotated[int, Meta(ge=0, le=255)]
 U32 = Annotated[int, Meta(ge=0, le=2**32 - 1)]
 U64 = Annotated[int, Meta(ge=0)]  # the upper bound (2**64 - 1) is checked in check_u64
@@ -39,6 +41,7 @@ class OrderRequest(Struct, forbid_unknown_fields=True):
     reduceOnly: bool
     encodedTif: U8
     cloid: Cloid | None = None
+    note: str | None = None  # at most MAX_NOTE_CHARS characters (checked after the decode)
 
 
 class CancelRequest(Struct, forbid_unknown_fields=True):
@@ -82,6 +85,7 @@ class OpenOrder(Struct):
     reserve: int
     cancel_at: int | None
     expires_at: Ms
+    note: str | None
 
 
 class Orders(Struct):
@@ -101,6 +105,8 @@ class Fill(Struct):
     liquidity: Literal["taker", "maker"]
     venue_fee: int
     exec_fee: int
+    quote: BookQuote | PrintQuote | None  # what it filled against (None: none recorded)
+    note: str | None  # its order's note
 
 
 class Fills(Struct):
@@ -153,6 +159,7 @@ class SeasonInfo(Struct):
     markets: list[MarketOut]
     rules: dict[str, Any]
     rules_sha256: str
+    paper: bool  # Season 0 is paper trading: no money is at stake
     t: Ms
     state: Literal["before", "running", "over"]
     limits: Limits
@@ -174,8 +181,40 @@ class ScoreRow(Struct):
 
 class Scores(Struct):
     season: str
+    paper: bool
     final: bool
     rows: list[ScoreRow]
+
+
+class MarkOut(Struct):
+    """One minute mark of an entry: equity (USDC 1e6), its peak, drawdown and MDD (1e8)."""
+
+    t: Ms
+    equity: int
+    peak: int
+    drawdown: int
+    mdd: int
+    active: bool
+
+
+class EntryOut(Struct):
+    entry: str
+    fills: int  # fills so far
+    marks: int  # minute marks so far
+    mark: MarkOut | None  # the latest (None: none yet)
+    row: ScoreRow | None  # the score row of its latest day (None: none yet)
+
+
+class Entries(Struct):
+    season: str
+    paper: bool
+    entries: list[EntryOut]
+
+
+class Equity(Struct):
+    entry: str
+    marks: list[MarkOut]
+    more: bool
 
 
 class Level(Struct):
@@ -206,6 +245,8 @@ ANSWERS = (
     SeasonInfo,
     Scores,
     BookOut,
+    Entries,
+    Equity,
 )
 
 ENCODE = msgspec.json.Encoder().encode

@@ -30,7 +30,7 @@ from arena_tui.host.app import Api
 from arena_tui.host.errors import HostError
 from arena_tui.host.feeds import LiveHostFeed, MarketFeed, ReplayFeed
 from arena_tui.host.lock import LogLock
-from arena_tui.host.plan import HostOptions, Plan, plan
+from arena_tui.host.plan import HostOptions, Plan, plan, season_path
 from arena_tui.host.ratelimit import MovingWindow, monotonic_ms
 from arena_tui.host.session import Session
 from arena_tui.host.store import ScoreStore, db_path
@@ -73,6 +73,7 @@ class Host:
         self.server: uvicorn.Server | None = None
         self.sock: socket.socket | None = None
         self.info: dict[str, Any] = {}
+        self.season_file = b""  # the season file beside the log, as read at start
         self.ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -95,6 +96,10 @@ class Host:
         p = self.plan = plan(opts, self.clock())
         for text in p.notes:
             self.note(text)
+        try:
+            self.season_file = season_path(p.season, opts.log).read_bytes()
+        except OSError as exc:
+            raise HostError(f"cannot read the season file beside the log: {exc}") from None
         store = ScoreStore(db_path(opts.log))
         session = self.session = Session(
             p.season, opts.log, p.header, store, clock=self.clock, fsync=opts.fsync
@@ -162,7 +167,13 @@ class Host:
             rules.rate_limit_requests, rules.rate_limit_window_ms, self.limiter_clock
         )
         limiter.restore(session.requests, self.clock())  # (a restart keeps the count)
-        api = Api(session, limiter, body_max=self.opts.body_max, clock=self.clock)
+        api = Api(
+            session,
+            limiter,
+            body_max=self.opts.body_max,
+            clock=self.clock,
+            season_file=self.season_file,
+        )
         return uvicorn.Config(
             api.app(),
             log_config=None,

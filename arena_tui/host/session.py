@@ -9,7 +9,9 @@ fsyncs it once in a worker thread (group commit: requests that arrive meanwhile 
 the next batch), then applies it line by line and resolves each request with the events
 its line caused. A restart is a replay: :meth:`Session.open` runs the whole log through a
 fresh engine before anything new is taken (and notes each entry's latest orders and
-cancels, from which the server's rate limit rebuilds its window).
+cancels, from which the server's rate limit rebuilds its window). ``durable_size`` is how
+much of the log is whole lines written and fsynced (set after the start-up replay, which
+follows the cut of a torn tail, and after each batch's fsync): all ``GET /v1/log`` serves.
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ class Session:
         self.written = 0  # lines written this run
         self.applied = 0  # lines of this run the engine has applied
         self.batches = 0
+        # bytes of the log that are whole lines written and fsynced: what GET /v1/log serves
+        self.durable_size = 0
         self.failure: BaseException | None = None
         self._f: IO[bytes] | None = None
         self._queue: asyncio.Queue[Item] | None = None
@@ -124,6 +128,7 @@ class Session:
         views.changed.clear()
         self.store.put(views.rows.values())
         self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
+        self.durable_size = self._f.seek(0, os.SEEK_END)  # (a torn tail was cut above)
 
     # ---- the engine task ---------------------------------------------------------------
 
@@ -178,13 +183,15 @@ class Session:
         f = self._f
         assert f is not None
         self.written += len(stamped)  # (before the bytes land: a watcher of the file waits
+        data = b"".join(raw + b"\n" for raw, _ in stamped)
         try:  # for applied to catch up with it)
-            f.write(b"".join(raw + b"\n" for raw, _ in stamped))
+            f.write(data)
             f.flush()
             if self.fsync:
                 await asyncio.to_thread(os.fsync, f.fileno())
         except OSError as exc:
             raise LogWriteError(f"{self.log}: cannot write the log: {exc}") from None
+        self.durable_size += len(data)
         self.batches += 1
         apply, views = self.engine.apply, self.views
         for (raw, line), item in zip(stamped, batch, strict=True):

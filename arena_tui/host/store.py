@@ -6,6 +6,8 @@ every time the server starts, and refreshed at every minute mark with the engine
 ``ScoreRow`` events (never re-ranked or recomputed here). So the database needs no
 durability of its own (``synchronous=OFF``); a lost write is rebuilt on the next start.
 Rows are served with the keys ``arena replay --scores`` writes, so the two compare equal.
+What is served is what the file holds: a change made on disk by another process is
+served too (``data_version``), so ``arena verify`` checks the rows people actually see.
 """
 
 from __future__ import annotations
@@ -85,6 +87,13 @@ class ScoreStore:
             self._db.execute("BEGIN")
             self._db.executemany(_UPSERT, values)
         self.version += 1
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes when another connection (another
+        process: an organiser, or someone tampering) commits to the file. With ``version``
+        it tells a cached answer it is stale, whoever changed the rows."""
+        value = self._db.execute("PRAGMA data_version").fetchone()[0]
+        return int(value)
 
     def rows(self, day: int | None = None) -> list[dict[str, Any]]:
         """Rows in (day, rank) order, optionally of one day, as ``arena replay --scores``."""

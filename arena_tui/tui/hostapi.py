@@ -46,6 +46,7 @@ class SeasonDoc(Struct, frozen=True):
     t: int  # the server's clock
     state: Literal["before", "running", "over"]
     limits: Limits
+    paper: bool | None = None  # the host says its season is paper (None: an older host)
 
 
 class ScoreRow(Struct, frozen=True):
@@ -66,6 +67,7 @@ class ScoresDoc(Struct, frozen=True):
     season: str
     final: bool
     rows: tuple[ScoreRow, ...]
+    paper: bool | None = None  # the rows are paper trading's (None: an older host)
 
 
 class Level(Struct, frozen=True):
@@ -225,6 +227,13 @@ class HostClient:
 
     def orders(self) -> OrdersDoc:
         return self._get("/v1/orders", OrdersDoc, keyed=True)
+
+
+def paper_label(paper: bool | None) -> str:
+    """What the host says of money at stake, as people read it ("" if it says nothing)."""
+    if paper is None:
+        return ""
+    return "paper" if paper else "not paper"
 
 
 def latest_day(rows: tuple[ScoreRow, ...]) -> tuple[ScoreRow, ...]:

@@ -38,3 +38,4 @@ class Spectated:
     account: AccountDoc | None
     orders: tuple[OpenOrder, ...]
     entry_note: str | None  # why the entry's account is missing or old
+    paper: bool | None = None  # the score rows are paper trading's, as the host says

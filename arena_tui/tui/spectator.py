@@ -137,6 +137,7 @@ class _Poll:
         self.seq = 0
         self.season: SeasonDoc | None = None
         self.final = False
+        self.paper: bool | None = None
         self.rows: tuple[ScoreRow, ...] = ()
         self.scores_read = 0
         self.book: BookDoc | None = None
@@ -191,6 +192,7 @@ class _Poll:
                 season = self.client.season()
                 doc, rows = self.client.latest_scores(season.t)
                 self.season, self.final, self.rows = season, doc.final, rows
+                self.paper = doc.paper
                 self.scores_read += 1
                 self.due_scores = now + SCORES_S
                 coin = coin or self.coin()
@@ -264,5 +266,6 @@ class _Poll:
             account=self.account,
             orders=self.orders,
             entry_note=self.entry_note,
+            paper=self.paper,
         )
         self.post(SpectatorPosted(snap))

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from arena_tui.tui.fmt import stamp
-from arena_tui.tui.hostapi import DAY_MS
+from arena_tui.tui.hostapi import DAY_MS, paper_label
 from arena_tui.tui.messages import SpectatorPosted
 from arena_tui.tui.spectated import Spectated
 from arena_tui.tui.spectator import SpectatorSource
@@ -39,8 +39,9 @@ HELP = (
     "Spectating a hosted season: what a running arena host serves over HTTP, read every "
     "few seconds (r reads it again now). Top line: the link (connected; host unreachable or "
     "lost, retried with growing waits; never a crash), the server's clock and the time of "
-    "the latest score row. Below: the season (id, how far it is, window, rules hash) and "
-    "the selected coin's best bid and ask (c: the next coin).\n\n"
+    "the latest score row. Below: the season (id, how far it is, window, rules hash, and "
+    "paper when the host says its season is paper trading) and the selected coin's best "
+    "bid and ask (c: the next coin).\n\n"
     "Leaderboard: the host's score rows of the latest day, exactly as GET /v1/scores serves "
     "them, in its order: rank (provisional: eligibility ignored; the final ranking is "
     "arena replay's), equity, R, MDD and S as of the last mark, eligibility, fill days and "
@@ -142,6 +143,8 @@ class SpectatorScreen(Screen[None]):
             note = f"{day} UTC, as the host ranks it (provisional: eligibility ignored)"
         else:
             note = "no score rows yet: the host writes them at every mark"
+        if label := paper_label(s.paper):
+            note += f" · {label}"
         self.query_one("#board-note", Static).update(note)
         self._label("board", f"Leaderboard {len(s.rows)}")
         if self.watched is not None:

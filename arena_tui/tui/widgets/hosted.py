@@ -18,7 +18,15 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from arena_tui.tui.fmt import clock, pct, px, stamp, sz, usd
-from arena_tui.tui.hostapi import AccountDoc, BookDoc, Level, OpenOrder, ScoreRow, SeasonDoc
+from arena_tui.tui.hostapi import (
+    AccountDoc,
+    BookDoc,
+    Level,
+    OpenOrder,
+    ScoreRow,
+    SeasonDoc,
+    paper_label,
+)
 from arena_tui.tui.snapshot import Order
 from arena_tui.tui.spectated import Spectated
 from arena_tui.tui.spectator import BOOK_NEEDS_KEY
@@ -138,6 +146,8 @@ class SeasonStrip(CoinView):
         else:
             head = Text.assemble((season.id, "bold"), f"  {progress(season)}")
             head.append(f"  {window(season)}  rules {season.rules_sha256[:12]}…")
+            if label := paper_label(season.paper):
+                head.append(f" · {label}", style="bold")
         text = Text("\n").join([head, top_of_book(s, self.coin, self.index, self.count)])
         text.no_wrap, text.overflow = True, "ellipsis"  # two lines, whatever the width
         return text

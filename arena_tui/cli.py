@@ -19,6 +19,7 @@ from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
 from arena_tui.commands.screens import Screens
 from arena_tui.commands.synth import synth_command
+from arena_tui.commands.verify import verify_command
 from arena_tui.util.errors import run_cli
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ app.command("host")(host_command)
 app.command("register")(register_command)
 app.command("record")(record_command)
 app.command("synth")(synth_command)
+app.command("verify")(verify_command)
 app.add_typer(season.app, name="season")
 app.add_typer(imports.app, name="import")
 app.add_typer(logs.app, name="logs")

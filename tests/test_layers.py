@@ -19,7 +19,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("commands", "host", "logs", "record", "report", "run", "season", "synth", "tui", "util")
+ROOMS = (
+    "commands",
+    "host",
+    "logs",
+    "record",
+    "report",
+    "run",
+    "season",
+    "synth",
+    "tui",
+    "util",
+    "verify",
+)
 SIZE_LIMIT = 300  # above it, a module's docstring says "Why one module:" and why
 
 
@@ -91,6 +103,8 @@ def test_a_lazy_import_of_the_tui_in_a_command_fails_too(tree: Path) -> None:
         ("run/paper.py", "from arena_tui.commands import paper", "arena_tui.run.paper"),
         # the host importing the screen
         ("host/views.py", "from arena_tui.tui import fmt", "arena_tui.host.views"),
+        # the verifier importing the host it checks (it knows it over HTTP only)
+        ("verify/remote.py", "from arena_tui.host import store", "arena_tui.verify.remote"),
         # the generator importing a log reader
         ("synth/generate.py", "from arena_tui.logs import logfile", "arena_tui.synth.generate"),
         # the shell using its own public facade
@@ -133,7 +147,7 @@ def test_every_room_says_what_it_owns_and_may_import() -> None:
     for room in ROOMS:
         doc = docstring(ROOT / "arena_tui" / room / "__init__.py")
         assert len(doc) > 80, f"arena_tui/{room}/__init__.py needs its docstring"
-    for room in ("logs", "record", "report", "run", "season", "synth", "util"):
+    for room in ("logs", "record", "report", "run", "season", "synth", "util", "verify"):
         doc = docstring(ROOT / "arena_tui" / room / "__init__.py")
         assert "May import" in doc, f"arena_tui/{room}/__init__.py: say what it may import"
 

@@ -15,6 +15,7 @@ import re
 
 from engine import events as ev
 from engine import fills, orders, scoring
+from engine.book import BookLevels
 from engine.inputs import (
     ArenaInput,
     AssetCtx,
@@ -31,7 +32,7 @@ from engine.inputs import (
 )
 from engine.season import Season, check_season
 from engine.state import Account, AssetState, OpenOrder
-from engine.units import E8_MEMO, FRACTION_MEMO, parse_e8, parse_fraction, tdiv
+from engine.units import E8_MEMO, FRACTION_MEMO, parse_e8, parse_fraction
 
 FUNDING, PERF_FEE, MARK = 2, 3, 4  # timed-event priorities after cancel (0) and expiry (1)
 NEVER = 1 << 62
@@ -172,15 +173,14 @@ class Engine:
 
     # ---- inputs ----------------------------------------------------------------------
 
-    def _book(self, book: BookData, t: int) -> None:
-        a = self.by_coin.get(book.coin)
+    def _book(self, data: BookData, t: int) -> None:
+        a = self.by_coin.get(data.coin)
         if a is None:
             return
-        if a.ctx_mark is None:
-            bids, asks = fills.decode_levels(book)
-            if bids and asks:
-                a.book_mid = tdiv(fills.level_px(bids[0]) + fills.level_px(asks[0]), 2)
-        if a.pending and t - book.time <= self.rules.stale_book_ms:
+        a.book = book = BookLevels(data, t)  # every level checked, none converted yet
+        if a.ctx_mark is None and book.two_sided:
+            a.mid_book = book  # its mid is taken when the mark is read (AssetState.mark)
+        if a.pending and t - data.time <= self.rules.stale_book_ms:
             fills.activate(self, a, book, t)
 
     def _trades(self, msg: Trades, t: int) -> None:
@@ -257,6 +257,8 @@ class Engine:
                     if trade.coin in self.by_coin:
                         parse_e8(trade.px)
                         parse_e8(trade.sz)
+            elif isinstance(hl, Book) and hl.data.coin in self.by_coin:
+                BookLevels(hl.data, 0)
             elif isinstance(hl, AssetCtx) and hl.data.coin in self.by_coin:
                 for text in (hl.data.ctx.markPx, hl.data.ctx.oraclePx, hl.data.ctx.funding):
                     if text is not None:

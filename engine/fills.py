@@ -11,41 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import msgspec
-
+from engine import book as levels_of
 from engine import events as ev
+from engine.book import BookLevels, level_px, level_sz
 from engine.events import Reason
-from engine.inputs import BookData, Level, MalformedInput
+from engine.inputs import BookData, Level
 from engine.orders import ALO, IOC, close
 from engine.state import RESTING, AssetState, OpenOrder
-from engine.units import DAY_MS, FEE_DENOM, lots_down, notional, parse_e8, tdiv
+from engine.units import DAY_MS, FEE_DENOM, lots_down, notional, tdiv
 
 if TYPE_CHECKING:
     from engine.core import Engine
 
-_LEVELS = msgspec.json.Decoder(tuple[list[Level], list[Level]])
+__all__ = ["activate", "decode_levels", "fill", "level_px", "level_sz", "on_print", "take"]
 
 
 def decode_levels(book: BookData) -> tuple[list[Level], list[Level]]:
-    """A book's two sides (bids best first, asks best first), decoded only when needed."""
-    try:
-        return _LEVELS.decode(book.levels)
-    except msgspec.ValidationError as exc:
-        raise MalformedInput(f"bad l2Book levels: {exc}") from None
-
-
-def level_px(level: Level) -> int:
-    try:
-        return parse_e8(level.px)
-    except ValueError as exc:
-        raise MalformedInput(f"l2Book level px: {exc}") from None
-
-
-def level_sz(level: Level) -> int:
-    try:
-        return parse_e8(level.sz)
-    except ValueError as exc:
-        raise MalformedInput(f"l2Book level sz: {exc}") from None
+    """A book's two sides (bids best first, asks best first), decoded (shape checked)."""
+    return levels_of.decode_levels(bytes(book.levels))
 
 
 def reduce_only_room(order: OpenOrder) -> int:
@@ -116,13 +99,13 @@ def take(
                 break
 
 
-def activate(eng: Engine, a: AssetState, book: BookData, t: int) -> None:
+def activate(eng: Engine, a: AssetState, book: BookLevels, t: int) -> None:
     """Activate every pending order on this coin that is due, in oid order, on this book."""
     due = t - eng.rules.activation_delay_ms
     ready = [o for o in a.pending if o.received <= due]
     if not ready:
         return
-    bids, asks = decode_levels(book)
+    bids, asks = book.sides()
     for order in ready:
         a.pending.remove(order)
         order.state = RESTING

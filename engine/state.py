@@ -10,7 +10,12 @@ May not touch: files, clocks, floats, set iteration (dicts keep insertion order)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.units import E10, lot_e8, tdiv
+
+if TYPE_CHECKING:
+    from engine.book import BookLevels
 
 PENDING = 0  # accepted, waiting for the first fresh book at or after activation time
 RESTING = 1  # activated and on the venue (possibly fully filled)
@@ -77,6 +82,7 @@ class AssetState:
 
     __slots__ = (
         "asset",
+        "book",
         "book_mid",
         "coin",
         "ctx_mark",
@@ -84,6 +90,7 @@ class AssetState:
         "last_trade_tids",
         "last_trade_time",
         "lot",
+        "mid_book",
         "oracle",
         "pending",
         "resting",
@@ -98,6 +105,10 @@ class AssetState:
         self.lot = lot_e8(sz_decimals)
         self.ctx_mark: int | None = None
         self.book_mid: int | None = None
+        # The latest two-sided book applied before any ctx mark, its mid not yet taken:
+        # the mid is computed when the mark is first read, not on every book.
+        self.mid_book: BookLevels | None = None
+        self.book: BookLevels | None = None  # the latest book applied (strategies read it)
         self.trade_px: int | None = None
         self.oracle: int | None = None
         self.funding: tuple[int, int] | None = None  # exact rate num / den
@@ -111,6 +122,9 @@ class AssetState:
         """ctx markPx, else the latest book mid, else the last applied trade price."""
         if self.ctx_mark is not None:
             return self.ctx_mark
+        if self.mid_book is not None:
+            self.book_mid = self.mid_book.mid()
+            self.mid_book = None
         if self.book_mid is not None:
             return self.book_mid
         return self.trade_px

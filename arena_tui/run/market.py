@@ -17,13 +17,13 @@ from collections import deque
 from decimal import ROUND_DOWN, Decimal
 from typing import TYPE_CHECKING
 
-from engine.fills import decode_levels
-from engine.inputs import BookData, CtxData
+from engine.inputs import CtxData
 from engine.inputs import Trade as RawTrade
 from engine.state import PENDING, Account, OpenOrder
 from engine.units import E8, E8_MEMO, lot_e8, parse_e8, tdiv
 
 if TYPE_CHECKING:
+    from engine.book import BookLevels
     from engine.core import Engine
 
 ALO, GTC, IOC = 1, 2, 3
@@ -57,48 +57,40 @@ def round_sz(sz: Decimal, sz_decimals: int) -> int:
 
 
 class Book:
-    """One ``l2Book``: levels as ``(px_e8, sz_e8, n)``, best first, decoded on first use."""
+    """One ``l2Book``: levels as ``(px_e8, sz_e8, n)``, best first.
 
-    __slots__ = ("_data", "_sides", "coin", "t", "time")
+    A view of the engine's own copy of the book (``engine.book.BookLevels``, checked when
+    it arrived): nothing is decoded until a strategy reads it, the best prices convert only
+    the top of the book, and what the engine decoded for an activation is not decoded again.
+    """
 
-    def __init__(self, data: BookData, t: int) -> None:
-        self._data = data
-        self._sides: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] | None = None
-        self.coin = data.coin
-        self.t = t  # receive time
-        self.time = data.time  # exchange time
+    __slots__ = ("_levels", "coin", "t", "time")
 
-    def _decode(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
-        if self._sides is None:
-            bids, asks = decode_levels(self._data)
-            self._sides = (
-                [(parse_e8(lv.px), parse_e8(lv.sz), lv.n) for lv in bids],
-                [(parse_e8(lv.px), parse_e8(lv.sz), lv.n) for lv in asks],
-            )
-        return self._sides
+    def __init__(self, levels: BookLevels) -> None:
+        self._levels = levels
+        self.coin = levels.coin
+        self.t = levels.t  # receive time
+        self.time = levels.time  # exchange time
 
     @property
     def bids(self) -> list[tuple[int, int, int]]:
-        return self._decode()[0]
+        return self._levels.ints()[0]
 
     @property
     def asks(self) -> list[tuple[int, int, int]]:
-        return self._decode()[1]
+        return self._levels.ints()[1]
 
     @property
     def best_bid_e8(self) -> int | None:
-        bids = self.bids
-        return bids[0][0] if bids else None
+        return self._levels.best_px(0)
 
     @property
     def best_ask_e8(self) -> int | None:
-        asks = self.asks
-        return asks[0][0] if asks else None
+        return self._levels.best_px(1)
 
     @property
     def mid_e8(self) -> int | None:
-        bid, ask = self.best_bid_e8, self.best_ask_e8
-        return None if bid is None or ask is None else tdiv(bid + ask, 2)
+        return self._levels.mid()
 
     def stale(self, stale_book_ms: int) -> bool:
         """Whether the engine would skip this book for activation."""
@@ -148,8 +140,19 @@ class MarketView:
         self.asset = asset
         self.sz_decimals = sz_decimals
         self.lot_e8 = lot_e8(sz_decimals)
-        self.book: Book | None = None
+        self._book: Book | None = None
         self.prints: deque[Trade] = deque(maxlen=RECENT_PRINTS)
+
+    @property
+    def book(self) -> Book | None:
+        """The latest book the engine applied (the same object until the next one)."""
+        levels = self._state.book
+        if levels is None:
+            return None
+        view = self._book
+        if view is None or view._levels is not levels:
+            view = self._book = Book(levels)
+        return view
 
     @property
     def mark_e8(self) -> int | None:

@@ -14,12 +14,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import lz4.frame
 import msgspec
 import pytest
 
 from arena_tui.logs.dayfiles import DAY_MS, compress, day_of, recording_files
 from arena_tui.logs.daylog import DayLog
-from arena_tui.logs.logfile import LogError, LogReader
+from arena_tui.logs.logfile import LogError, LogReader, open_binary
 from arena_tui.logs.writer import LogWriter
 from arena_tui.record.feed import Backoff, subscriptions
 from arena_tui.record.recorder import Recorder
@@ -67,7 +68,8 @@ def lines(*paths: Path) -> list[dict[str, Any]]:
     assert len(list(LogReader(paths))) >= 0
     out = []
     for p in paths:
-        raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        with open_binary(p) as f:  # .lz4 (and an older arena's .gz) by extension
+            raw = f.read()
         rows = [json.loads(x) for x in raw.split(b"\n")[:-1]]  # [-1]: b"" or a torn tail
         assert "arena_log" in rows[0]
         out += rows[1:]
@@ -209,7 +211,7 @@ def test_files_roll_over_at_utc_midnight_by_receive_time(tmp_path: Path) -> None
     clock.t = D0 + DAY_MS  # 00:00:00.000 the next day
     rec.frame(BOOK)
     rec.close()
-    day1, day2 = tmp_path / "hl-2026-12-03.jsonl.gz", tmp_path / "hl-2026-12-04.jsonl"
+    day1, day2 = tmp_path / "hl-2026-12-03.jsonl.lz4", tmp_path / "hl-2026-12-04.jsonl"
     assert recording_files(tmp_path) == [day1, day2]
     assert not (tmp_path / "hl-2026-12-03.jsonl").exists()
     assert [r["t"] for r in lines(day1)] == [D0 + DAY_MS - 100, D0 + DAY_MS - 1]
@@ -247,7 +249,7 @@ def test_closed_days_are_compressed_in_the_background(tmp_path: Path) -> None:
     rec.frame(BOOK)
     rec.close()  # waits for the compression
     assert [p.name for p in recording_files(tmp_path)] == [
-        "hl-2026-12-03.jsonl.gz",
+        "hl-2026-12-03.jsonl.lz4",
         "hl-2026-12-05.jsonl",
     ]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
@@ -313,7 +315,7 @@ def test_a_restart_on_a_later_day_compresses_the_old_day_and_marks_the_gap(tmp_p
     rec.frame(BOOK)
     rec.close()
     old, new = recording_files(tmp_path)
-    assert (old.name, new.name) == ("hl-2026-12-03.jsonl.gz", "hl-2026-12-05.jsonl")
+    assert (old.name, new.name) == ("hl-2026-12-03.jsonl.lz4", "hl-2026-12-05.jsonl")
     assert gaps(lines(new)) == [
         {"type": "gap", "from": D0 + 1000, "to": D0 + 2 * DAY_MS + 7, "reason": "restart"}
     ]
@@ -333,24 +335,69 @@ def test_a_clock_behind_the_recording_appends_to_its_last_day(tmp_path: Path) ->
     assert [r["t"] for r in lines(tmp_path / "hl-2026-12-04.jsonl")] == [D0 + DAY_MS + 500] * 3
 
 
-def test_leftovers_of_a_crash_during_compression_are_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".lz4", ".gz"])  # .gz: a crash of an older arena
+def test_leftovers_of_a_crash_during_compression_are_finished(tmp_path: Path, suffix: str) -> None:
     clock = Clock(D0 + 1000)
     rec = recorder(tmp_path, clock)
     rec.frame(BOOK)
     rec.close()
     plain = tmp_path / "hl-2026-12-03.jsonl"
     content = plain.read_bytes()
-    (tmp_path / ".hl-2026-12-03.jsonl.gz.tmp").write_bytes(b"\x1f\x8b half a gzip")
-    (tmp_path / "hl-2026-12-03.jsonl.gz").write_bytes(
-        gzip.compress(content)
-    )  # renamed, not unlinked
+    (tmp_path / f".hl-2026-12-03.jsonl{suffix}.tmp").write_bytes(b"half a compressed file")
+    whole = gzip.compress(content) if suffix == ".gz" else lz4.frame.compress(content)
+    (tmp_path / f"hl-2026-12-03.jsonl{suffix}").write_bytes(whole)  # renamed, not unlinked
     clock.t = D0 + DAY_MS + 1
     rec = recorder(tmp_path, clock)
     rec.frame(BOOK)
     rec.close()
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["hl-2026-12-03.jsonl.gz", "hl-2026-12-04.jsonl"]
-    assert gzip.decompress((tmp_path / names[0]).read_bytes()) == content
+    assert names == ["hl-2026-12-03.jsonl.lz4", "hl-2026-12-04.jsonl"]
+    assert lz4.frame.decompress((tmp_path / names[0]).read_bytes()) == content
+
+
+def test_a_closed_day_is_lz4_with_its_content_checksum_so_a_flipped_bit_is_an_error(
+    tmp_path: Path,
+) -> None:
+    plain = tmp_path / "hl-2026-12-03.jsonl"
+    body = b"".join(b'{"t":%d,"arena":{"type":"tick"}}\n' % (D0 + i) for i in range(20_000))
+    plain.write_bytes(b'{"arena_log":1}\n' + body)
+    closed = compress(plain)
+    assert closed == tmp_path / "hl-2026-12-03.jsonl.lz4" and not plain.exists()
+    blob = closed.read_bytes()
+    assert blob[:4] == b"\x04\x22\x4d\x18"  # an LZ4 frame
+    assert blob[4] & 0x04  # FLG: content checksum present
+    assert sum(1 for _ in LogReader([closed])) == 20_000
+    bad = bytearray(blob)
+    bad[len(bad) // 2] ^= 0x10  # inside the compressed data
+    closed.write_bytes(bytes(bad))
+    with pytest.raises(LogError, match="truncated or corrupt"):
+        list(LogReader([closed]))
+    closed.write_bytes(blob[: len(blob) - 3])  # torn: the checksum's last bytes missing
+    with pytest.raises(LogError, match="truncated or corrupt"):
+        list(LogReader([closed]))
+
+
+def test_days_closed_as_gz_by_an_older_arena_are_still_found_read_and_kept_closed(
+    tmp_path: Path,
+) -> None:
+    clock = Clock(D0 + 1000)
+    rec = recorder(tmp_path, clock)
+    rec.frame(BOOK)
+    rec.close()
+    plain = tmp_path / "hl-2026-12-03.jsonl"
+    old = tmp_path / "hl-2026-12-03.jsonl.gz"
+    old.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()  # as an older arena closed it
+    clock.t = D0 + 5000  # a clock behind: the recording's last day is already closed
+    with pytest.raises(LogError, match=r"hl-2026-12-03\.jsonl\.gz: that day is already closed"):
+        recorder(tmp_path, clock)
+    clock.t = D0 + DAY_MS + 7
+    rec = recorder(tmp_path, clock)
+    assert rec.last_t == D0 + 1000  # read back from the .gz
+    rec.frame(BOOK)
+    rec.close()
+    assert recording_files(tmp_path) == [old, tmp_path / "hl-2026-12-04.jsonl"]
+    assert gaps(lines(*recording_files(tmp_path)))[0]["from"] == D0 + 1000
 
 
 def test_a_cancelled_compression_keeps_the_plain_file(tmp_path: Path) -> None:
@@ -360,9 +407,9 @@ def test_a_cancelled_compression_keeps_the_plain_file(tmp_path: Path) -> None:
     cancel.set()
     assert compress(plain, cancel) is None
     assert [p.name for p in tmp_path.iterdir()] == [plain.name]
-    assert compress(plain) == tmp_path / "hl-2026-12-03.jsonl.gz"
+    assert compress(plain) == tmp_path / "hl-2026-12-03.jsonl.lz4"
     assert (
-        gzip.decompress((tmp_path / "hl-2026-12-03.jsonl.gz").read_bytes())
+        lz4.frame.decompress((tmp_path / "hl-2026-12-03.jsonl.lz4").read_bytes())
         == b'{"arena_log":1}\n{"t":1}\n'
     )
 

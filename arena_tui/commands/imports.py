@@ -30,9 +30,10 @@ OutOpt = Annotated[
     typer.Option(
         "--out",
         "-o",
-        help="The log to write (.gz: gzip, .lz4: LZ4, else plain JSON Lines); never "
-        "overwritten. Default: <source>-<coins>-<first minute UTC>.jsonl.gz in the data "
-        "directory's recordings/ (ARENA_DATA_DIR overrides it), where arena-tui lists it.",
+        help="The log to write (.lz4: LZ4, .gz: gzip, else plain JSON Lines); never "
+        "overwritten. Default: <source>-<coins>-<first minute UTC>.jsonl.lz4 in the data "
+        "directory's recordings/ (ARENA_DATA_DIR overrides it), where arena-tui lists it. "
+        "LZ4 writes ~7x faster than gzip and reads ~2.5x faster; gzip files are ~half the size.",
         dir_okay=False,
     ),
 ]
@@ -96,7 +97,7 @@ def hl_archive(
 
     [cyan]aws s3 cp s3://hyperliquid-archive/market_data/20240101/12/l2Book/BTC.lz4 . \\
       --request-payer requester && arena import hl-archive BTC.lz4 --out \\
-      btc-12.jsonl.gz[/]
+      btc-12.jsonl.lz4[/]
     """
     _report(_run("hl-archive", files, meta, info_url, out), as_json)
 
@@ -118,6 +119,6 @@ def hftbacktest(
 
     Example:
 
-    [cyan]arena import hftbacktest btc_20250126.gz --meta meta.json --out btc.jsonl.gz[/]
+    [cyan]arena import hftbacktest btc_20250126.gz --meta meta.json --out btc.jsonl.lz4[/]
     """
     _report(_run("hftbacktest", files, meta, info_url, out), as_json)

@@ -74,7 +74,8 @@ def record_command(
     """Record Hyperliquid's l2Book, trades and activeAssetCtx, until stopped.
 
     One file per UTC day by receive time, [bold]hl-YYYY-MM-DD.jsonl[/],
-    gzipped to .jsonl.gz when the day closes; each message verbatim with
+    compressed to .jsonl.lz4 when the day closes (days closed as .jsonl.gz
+    by an older arena are still read); each message verbatim with
     its receive time. Reconnects forever: every interruption, and a restart
     over an existing recording, is one [bold]gap[/] input in the log.
     The header's markets come from Hyperliquid's meta (retried with the

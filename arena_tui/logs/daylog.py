@@ -7,9 +7,10 @@ carries its ``t``), so all of it is tested with made-up times.
 
 - ``hl-YYYY-MM-DD.jsonl`` is the open day. An input goes to the file of its own ``t``'s
   UTC day; the first input of a later day closes the previous file, which is then
-  gzip-compressed to ``hl-YYYY-MM-DD.jsonl.gz`` in a background thread (so receive times
+  LZ4-compressed to ``hl-YYYY-MM-DD.jsonl.lz4`` in a background thread (so receive times
   stay true): into a hidden temporary file, fsynced, renamed, and only then is the plain
-  file removed. A crash at any point leaves either the plain file or a complete ``.gz``.
+  file removed. A crash at any point leaves either the plain file or a complete ``.lz4``.
+  Days closed by an older arena as ``.jsonl.gz`` are still found and read.
 - Files are only ever appended to (``LogWriter`` cuts a torn tail first), never rewritten.
   A day file whose header names other markets is refused rather than mixed.
 - The files' names, tail reading and compression are in ``arena_tui.logs.dayfiles``.
@@ -26,7 +27,14 @@ from typing import Any
 
 import msgspec
 
-from arena_tui.logs.dayfiles import compress, day_files, day_of, last_input_t, plain_of
+from arena_tui.logs.dayfiles import (
+    closed_name,
+    compress,
+    day_files,
+    day_of,
+    last_input_t,
+    plain_of,
+)
 from arena_tui.logs.logfile import LogError
 from arena_tui.logs.writer import LogWriter
 from arena_tui.util.outputs import writing
@@ -72,7 +80,7 @@ class DayLog:
         """Tidy up after a crash, open the current day's file; the last input's t, if any."""
         with writing(self.out, "--out"):
             self.out.mkdir(parents=True, exist_ok=True)
-        for stale in self.out.glob(".hl-*.jsonl.gz.tmp"):
+        for stale in self.out.glob(".hl-*.jsonl.*.tmp"):
             stale.unlink()
         days = day_files(self.out)
         last_t = None
@@ -116,8 +124,9 @@ class DayLog:
 
     def _open_day(self, day: str) -> None:
         path = self.out / f"hl-{day}.jsonl"
-        if path.with_name(path.name + ".gz").exists() and not path.exists():
-            raise LogError(path.with_name(path.name + ".gz"), None, "that day is already closed")
+        closed = closed_name(path)
+        if closed is not None:
+            raise LogError(closed, None, "that day is already closed")
         try:
             writer = LogWriter(path, self.header, group_fsync_s=self.group_fsync_s)
         except OSError as exc:
@@ -146,12 +155,12 @@ class DayLog:
 
     def _compress(self, plain: Path) -> None:
         try:
-            gz = compress(plain, self._cancel)
+            done = compress(plain, self._cancel)
         except OSError as exc:  # the plain file stays; the next start tries again
             self._outcomes.append(("error", f"{plain}: cannot compress: {exc.strerror or exc}"))
             return
-        if gz is not None:
-            self._outcomes.append(("compressed", gz))
+        if done is not None:
+            self._outcomes.append(("compressed", done))
         if not self.background:
             self._report()
 

@@ -103,10 +103,17 @@ class Call:
         return RefusedCall(f"{caller(self.path)}: {self.name}: {why}")
 
     def whole(self, field: str, value: object, top: int, hint: str = "") -> int:
-        """An integer from 0 to ``top`` (an int, or anything with ``__index__`` but a bool)."""
-        if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        """An integer from 0 to ``top`` (an int, or anything with ``__index__`` but a bool).
+
+        A plain int skips the ``SupportsIndex`` check: ``isinstance`` against a runtime
+        protocol costs ~3.7 us, and a quoter's orders and cancels call this ~400k times a day.
+        """
+        if type(value) is int:
+            n = value
+        elif isinstance(value, bool) or not isinstance(value, SupportsIndex):
             raise self.bad(field, value, f"is not an integer{hint}")
-        n = operator.index(value)
+        else:
+            n = operator.index(value)
         if not 0 <= n <= top:
             raise self.bad(field, value, f"is out of range: 0 to {top:,}")
         return n

@@ -1,0 +1,770 @@
+"""Benchmark: arena against hftbacktest and NautilusTrader on one raw Hyperliquid day.
+
+Run from the repo root::
+
+    python bench/peers.py                                   # arena alone (peers skipped)
+    python bench/peers.py --peers-python /work/peers-venv/bin/python   # with the peers
+    python bench/peers.py --hours 24 --peers-python PY      # the issue's full day
+    python bench/peers.py --json                            # one JSON object on stdout
+
+The peers are installed in a separate environment, never by this script::
+
+    python3 -m venv peers-venv && peers-venv/bin/pip install hftbacktest==2.4.4 nautilus_trader
+
+and run as subprocesses of that interpreter (``--peers-python``); a peer missing there is
+skipped with one line saying so. Nothing here imports a peer into arena's process.
+
+The day: one coin (BTC) of raw WebSocket messages, ``<receive ns> <message>`` a line,
+gzipped: hftbacktest's collector format, which both ``arena import hftbacktest`` and
+hftbacktest's own ``hyperliquid.convert`` read. The market is ``arena_tui.synth``'s (the
+model of ``arena synth``), made as busy as the issue's BTC day: ``l2Book`` snapshots of 20
+levels about every ``--book-ms`` (620, with the synth's own every 5 s: ~157k a day) and
+``trades`` at ``--activity`` (1.5) times the synth's rate (~88k messages a day); no
+``activeAssetCtx`` (hftbacktest's collector records books and trades).
+
+The strategy, the same in all three (each written from its own framework's documentation):
+a post-only touch quoter. At most every 2 s of data time, on a book (arena, Nautilus) or
+any feed event (hftbacktest), it wants one bid at the best bid and one ask at the best
+ask, 0.001 BTC each, post-only (ALO, GTX, ``post_only=True``); a quote off the touch is
+cancelled and replaced; past 0.01 BTC of inventory it quotes only the side that reduces it.
+
+What is timed, in interleaved rounds (fresh processes for the end-to-end rows):
+
+  arena e2e     ``arena import hftbacktest RAW --out DAY.jsonl.lz4`` then ``arena backtest
+                touch.py DAY.jsonl.lz4 --out DIR --json``: two commands, as a user runs them;
+  hft e2e       a fresh interpreter: ``hyperliquid.convert(RAW)`` then the quoter (numba,
+                compiled in that run: the JIT is part of what a user waits for);
+  nautilus e2e  a fresh interpreter: RAW parsed into ``QuoteTick``s (top of book) and
+                ``TradeTick``s, a ``BacktestEngine`` (L1 book) run with the quoter;
+
+and the in-process cores, data already loaded, no files written:
+
+  arena core    ``Backtest(...).run([day])``, no run log: the quoter, and a strategy with no
+                hooks (the engine and runner alone);
+  hft core      the compiled quoter on the converted arrays (JIT warm), and a loop that
+                waits on every feed event and acts on none;
+  nautilus core a new engine on the loaded ticks, run with the quoter, and with none.
+
+The ratios against the issue's targets are printed (arena e2e >= 1.5x faster than hft
+e2e, >= 5x faster than Nautilus e2e; arena's core quoter within 5x of hft's); nothing is
+asserted. Fills are reported for each, as a check that the quoters do trade; the three
+engines' fill rules differ (arena: a print strictly through the price; hftbacktest: its
+queue model; Nautilus: its L1 fill model), so their fill counts are not expected to match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import importlib
+import importlib.util
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+META = ROOT / "tests" / "data" / "meta_2023.json"  # BTC: asset 0, szDecimals 5
+START_MS = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+PIP_LINE = "pip install hftbacktest==2.4.4 nautilus_trader"
+PEERS = ("hftbacktest", "nautilus")
+MODULE = {"hftbacktest": "hftbacktest", "nautilus": "nautilus_trader"}
+
+# The quoter's parameters, shared by the three implementations.
+QTY = "0.001"  # BTC per quote
+MAX_POS = 0.01  # BTC of inventory before quoting only the reducing side
+REQUOTE_MS = 2_000  # at most one look every 2 s of data time
+TICK = 1.0  # BTC's price tick on Hyperliquid under $100,000 (5 significant figures)
+LOT = 0.00001  # szDecimals 5
+
+TOUCH = f'''"""The post-only touch quoter of bench/peers.py, for arena."""
+
+from arena_tui.strategy import ALO, Book, Context, Strategy
+
+QTY_E8 = {round(float(QTY) * 1e8)}
+MAX_POS_E8 = {round(MAX_POS * 1e8)}
+REQUOTE_MS = {REQUOTE_MS}
+
+
+class Touch(Strategy):
+    def __init__(self) -> None:
+        self.last = -REQUOTE_MS
+
+    def on_book(self, ctx: Context, book: Book) -> None:
+        if ctx.t - self.last < REQUOTE_MS:
+            return
+        bid, ask = book.best_bid_e8, book.best_ask_e8
+        if bid is None or ask is None:
+            return
+        self.last = ctx.t
+        coin = book.coin
+        pos = ctx.account.position(coin)
+        for is_buy, px, allowed in ((True, bid, pos < MAX_POS_E8), (False, ask, pos > -MAX_POS_E8)):
+            live = False
+            for o in ctx.account.open_orders:
+                if o.coin != coin or o.is_buy != is_buy or o.cancelling or ctx.cancel_sent(o.oid):
+                    continue
+                if allowed and not live and o.remaining_e8 > 0 and o.limit_px_e8 == px:
+                    live = True
+                else:
+                    ctx.cancel(oid=o.oid)
+            if allowed and not live and ctx.open_slots > 0:
+                ctx.order(ctx.asset_of(coin), is_buy, px, QTY_E8, False, ALO)
+'''
+NOTHING = "from arena_tui.strategy import Strategy\n\n\nclass Nothing(Strategy):\n    pass\n"
+
+
+def say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+# ---- the raw day -----------------------------------------------------------------------------
+
+
+def raw_lines(hours: float, seed: int, book_ms: int, activity: float) -> Iterator[bytes]:
+    """``<receive ns> <message>`` lines of one BTC day from ``arena_tui.synth``'s market:
+    its ``l2Book`` and ``trades`` messages (what hftbacktest's collector subscribes to), and
+    a book snapshot of its model about every ``book_ms`` besides its own every 5 s."""
+    from random import Random
+
+    from arena_tui.synth.feed import BOOK, CTX
+    from arena_tui.synth.generate import Synth, choose_markets
+
+    synth = Synth(choose_markets(["BTC"], None), seed, START_MS, activity=activity)
+    feed = synth.feeds[0]
+    rng = Random(f"bench-peers:{seed}")
+    next_book = START_MS + rng.randrange(book_ms)
+    end = START_MS + round(hours * 3_600_000)
+    for t0, window in synth.windows():
+        if t0 >= end:
+            return
+        items = [(t, kind, text) for t, _, kind, _, text in window if kind != CTX]
+        while next_book < t0 + 1000:  # the books between the synth's 5-s ones
+            items.append((next_book, BOOK, feed.book_line(next_book)))
+            next_book += book_ms + rng.randrange(-50, 51)
+        items.sort(key=lambda x: (x[0], x[1]))
+        for t, _, text in items:
+            if t >= end:
+                return
+            hl = text[text.index('"hl":') + 5 : -1]
+            yield b"%d %s\n" % (t * 1_000_000 + rng.randrange(1_000_000), hl.encode())
+
+
+def write_raw(path: Path, hours: float, seed: int, book_ms: int, activity: float) -> dict[str, int]:
+    counts = {"lines": 0, "books": 0, "trades": 0, "bytes": 0}
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        batch: list[bytes] = []
+        for line in raw_lines(hours, seed, book_ms, activity):
+            batch.append(line)
+            counts["lines"] += 1
+            counts["bytes"] += len(line)
+            if b'"channel":"l2Book"' in line[:60]:
+                counts["books"] += 1
+            elif b'"channel":"trades"' in line[:60]:
+                counts["trades"] += 1
+            if len(batch) >= 4096:
+                f.write(b"".join(batch))
+                batch.clear()
+        f.write(b"".join(batch))
+    return counts
+
+
+# ---- arena -----------------------------------------------------------------------------------
+
+
+def arena_e2e(raw: Path, work: Path) -> dict[str, Any]:
+    """Import then backtest, two fresh processes, as a user runs them."""
+    day, out = work / "day.jsonl.lz4", work / "run"
+    day.unlink(missing_ok=True)
+    shutil.rmtree(out, ignore_errors=True)
+    arena = [sys.executable, "-m", "arena_tui.cli"]
+    t0 = time.perf_counter()
+    imp = [*arena, "import", "hftbacktest", str(raw), "--meta", str(META), "--out", str(day)]
+    _check(subprocess.run(imp, cwd=ROOT, capture_output=True, text=True, check=False), "import")
+    t1 = time.perf_counter()
+    bt = [*arena, "backtest", str(work / "touch.py"), str(day), "--out", str(out), "--json"]
+    done = _check(subprocess.run(bt, cwd=ROOT, capture_output=True, text=True, check=False), "bt")
+    t2 = time.perf_counter()
+    return {"s": t2 - t0, "import_s": t1 - t0, "run_s": t2 - t1, "fills": _fills(done.stdout)}
+
+
+def _fills(report_json: str) -> int:
+    """The quoter's fills in ``arena backtest --json``'s report (``{"taker": n, "maker": n}``)."""
+    fills = json.loads(report_json)["entries"][0]["fills"]
+    return sum(fills.values()) if isinstance(fills, dict) else int(fills)
+
+
+def _check(done: subprocess.CompletedProcess[str], what: str) -> subprocess.CompletedProcess[str]:
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed: {done.stderr.strip()[-2000:]}")
+    return done
+
+
+def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
+    """The runner in this process, no run log: ``touch`` or ``nothing``."""
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.build import entrants_for
+    from arena_tui.run.stats import exit_value
+    from arena_tui.season.file import resolve_season
+
+    season = resolve_season([str(day)], None)
+    files = {"touch": work / "touch.py", "nothing": work / "nothing.py"}
+
+    def run(which: str) -> dict[str, Any]:
+        bt = Backtest(season, entrants_for(files[which], None), run_log=None, exit_value=exit_value)
+        t0 = time.perf_counter()
+        res = bt.run([str(day)])
+        s = time.perf_counter() - t0
+        return {"s": s, "inputs": res.inputs, "fills": len(res.entrants[0].stats.fills)}
+
+    return run
+
+
+# ---- hftbacktest (runs in the peers' interpreter) --------------------------------------------
+
+
+def _hft_quoter(hbt: Any, qty: float, max_pos: float, requote_ns: int, gtx: int, limit: int) -> int:
+    """The touch quoter, compiled by numba at run time (plain Python here)."""
+    last = -requote_ns
+    bid_id = 0
+    ask_id = 0
+    next_id = 1
+    n = 0
+    while True:
+        r = hbt.wait_next_feed(False, 3_600_000_000_000)
+        if r == 1:
+            break
+        if r != 2:
+            continue
+        n += 1
+        now = hbt.current_timestamp
+        if now - last < requote_ns:
+            continue
+        depth = hbt.depth(0)
+        bid = depth.best_bid
+        ask = depth.best_ask
+        if not (bid > 0.0 and ask > bid):  # NaN when a side is empty
+            continue
+        last = now
+        hbt.clear_inactive_orders(0)
+        pos = hbt.position(0)
+        orders = hbt.orders(0)
+        live = False
+        if bid_id != 0:
+            o = orders.get(bid_id)
+            if o is not None and o.cancellable:
+                if pos < max_pos and o.price == bid:
+                    live = True
+                else:
+                    hbt.cancel(0, bid_id, False)
+        if pos < max_pos and not live:
+            hbt.submit_buy_order(0, next_id, bid, qty, gtx, limit, False)
+            bid_id = next_id
+            next_id += 1
+        live = False
+        if ask_id != 0:
+            o = orders.get(ask_id)
+            if o is not None and o.cancellable:
+                if pos > -max_pos and o.price == ask:
+                    live = True
+                else:
+                    hbt.cancel(0, ask_id, False)
+        if pos > -max_pos and not live:
+            hbt.submit_sell_order(0, next_id, ask, qty, gtx, limit, False)
+            ask_id = next_id
+            next_id += 1
+    return n
+
+
+def _hft_nothing(hbt: Any) -> int:
+    n = 0
+    while hbt.wait_next_feed(False, 3_600_000_000_000) != 1:
+        n += 1
+    return n
+
+
+def hft_worker(raw: str, mode: str, rounds: int) -> dict[str, Any]:
+    hb: Any = importlib.import_module("hftbacktest")
+    hl: Any = importlib.import_module("hftbacktest.data.utils.hyperliquid")
+    numba: Any = importlib.import_module("numba")
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(sys.stderr):  # convert prints its progress
+        data = hl.convert(raw, tick_size=TICK, lot_size=LOT)
+    convert_s = time.perf_counter() - t0
+    quoter, nothing = numba.njit(_hft_quoter), numba.njit(_hft_nothing)
+
+    def run(touch: bool) -> tuple[float, int, int]:
+        t = time.perf_counter()
+        asset = (
+            hb.BacktestAsset()
+            .data(data)
+            .linear_asset(1.0)
+            .constant_latency(10_000_000, 10_000_000)
+            .risk_adverse_queue_model()
+            .no_partial_fill_exchange()
+            .trading_value_fee_model(0.00015, 0.00045)
+            .tick_size(TICK)
+            .lot_size(LOT)
+        )
+        hbt = hb.HashMapMarketDepthBacktest([asset])
+        if touch:
+            n = quoter(hbt, float(QTY), MAX_POS, REQUOTE_MS * 1_000_000, hb.GTX, hb.LIMIT)
+        else:
+            n = nothing(hbt)
+        fills = int(hbt.state_values(0).num_trades)
+        hbt.close()
+        return time.perf_counter() - t, n, fills
+
+    if mode == "e2e":
+        run_s, n, fills = run(True)
+        return {"convert_s": convert_s, "run_s": run_s, "events": n, "fills": fills}
+    run(True)  # compile both
+    run(False)
+    touch, none = [], []
+    fills = 0
+    for _ in range(rounds):
+        s, n, fills = run(True)
+        touch.append(s)
+        none.append(run(False)[0])
+    return {"touch_s": touch, "nothing_s": none, "events": n, "fills": fills, "rows": len(data)}
+
+
+# ---- NautilusTrader (runs in the peers' interpreter) -----------------------------------------
+
+
+def nautilus_load(raw: str) -> tuple[Any, list[Any]]:
+    """The raw day as Nautilus objects: an instrument, ``QuoteTick``s (top of each book) and
+    ``TradeTick``s (each print), parsed with msgspec."""
+    msgspec: Any = importlib.import_module("msgspec")
+    idm: Any = importlib.import_module("nautilus_trader.model.identifiers")
+    ins: Any = importlib.import_module("nautilus_trader.model.instruments")
+    obj: Any = importlib.import_module("nautilus_trader.model.objects")
+    dat: Any = importlib.import_module("nautilus_trader.model.data")
+    enums: Any = importlib.import_module("nautilus_trader.model.enums")
+    cur: Any = importlib.import_module("nautilus_trader.model.currencies")
+    iid = idm.InstrumentId.from_str("BTC-USD-PERP.HYPERLIQUID")
+    inst = ins.CryptoPerpetual(
+        iid,
+        idm.Symbol("BTC-USD-PERP"),
+        cur.BTC,
+        cur.USD,
+        cur.USD,
+        False,
+        0,
+        5,
+        obj.Price.from_str("1"),
+        obj.Quantity.from_str("0.00001"),
+        0,
+        0,
+    )
+    price, qty = obj.Price, obj.Quantity
+    quote_tick, trade_tick, trade_id = dat.QuoteTick, dat.TradeTick, idm.TradeId
+    buyer, seller = enums.AggressorSide.BUYER, enums.AggressorSide.SELLER
+    decode = msgspec.json.decode
+    out: list[Any] = []
+    with gzip.open(raw, "rb") as f:
+        for line in f:
+            ns_text, _, msg = line.partition(b" ")
+            ns = int(ns_text)
+            doc = decode(msg)
+            ch = doc.get("channel")
+            if ch == "l2Book":
+                bids, asks = doc["data"]["levels"]
+                if not bids or not asks:
+                    continue
+                ts = doc["data"]["time"] * 1_000_000
+                b, a = bids[0], asks[0]
+                out.append(
+                    quote_tick(
+                        iid,
+                        price(float(b["px"]), 0),
+                        price(float(a["px"]), 0),
+                        qty(float(b["sz"]), 5),
+                        qty(float(a["sz"]), 5),
+                        ts,
+                        ns,
+                    )
+                )
+            elif ch == "trades":
+                for p in doc["data"]:
+                    side = buyer if p["side"] == "B" else seller
+                    out.append(
+                        trade_tick(
+                            iid,
+                            price(float(p["px"]), 0),
+                            qty(float(p["sz"]), 5),
+                            side,
+                            trade_id(str(p["tid"])),
+                            p["time"] * 1_000_000,
+                            ns,
+                        )
+                    )
+    return inst, out
+
+
+def nautilus_classes() -> tuple[Any, Any]:
+    """The quoter and a do-nothing strategy, as Nautilus ``Strategy`` subclasses."""
+    st: Any = importlib.import_module("nautilus_trader.trading.strategy")
+    cfg: Any = importlib.import_module("nautilus_trader.config")
+    enums: Any = importlib.import_module("nautilus_trader.model.enums")
+    buy, sell, gtc = enums.OrderSide.BUY, enums.OrderSide.SELL, enums.TimeInForce.GTC
+
+    class TouchConfig(cfg.StrategyConfig, frozen=True):  # type: ignore[misc,call-arg]
+        instrument_id: str = "BTC-USD-PERP.HYPERLIQUID"
+        quotes: bool = True
+
+    class Touch(st.Strategy):  # type: ignore[misc]
+        def __init__(self, config: Any) -> None:
+            super().__init__(config)
+            self.last = -REQUOTE_MS * 1_000_000
+            self.quotes = config.quotes
+            self.bid: Any = None
+            self.ask: Any = None
+            self.fills = 0
+
+        def on_start(self) -> None:
+            self.iid = self.cache.instrument_ids()[0]
+            self.instrument = self.cache.instrument(self.iid)
+            self.qty = self.instrument.make_qty(float(QTY))
+            self.subscribe_quote_ticks(self.iid)
+
+        def on_quote_tick(self, tick: Any) -> None:
+            if not self.quotes or tick.ts_init - self.last < REQUOTE_MS * 1_000_000:
+                return
+            self.last = tick.ts_init
+            pos = float(self.portfolio.net_position(self.iid))
+            self.bid = self._side(self.bid, buy, tick.bid_price, pos < MAX_POS)
+            self.ask = self._side(self.ask, sell, tick.ask_price, pos > -MAX_POS)
+
+        def _side(self, order: Any, side: Any, px: Any, allowed: bool) -> Any:
+            if order is not None and order.is_open and not order.is_pending_cancel:
+                if allowed and order.price == px:
+                    return order
+                self.cancel_order(order)
+            if not allowed:
+                return None
+            new = self.order_factory.limit(self.iid, side, self.qty, px, gtc, post_only=True)
+            self.submit_order(new)
+            return new
+
+        def on_order_filled(self, event: Any) -> None:
+            self.fills += 1
+
+    return Touch, TouchConfig
+
+
+def nautilus_run(inst: Any, data: list[Any], quotes: bool) -> tuple[float, int]:
+    be: Any = importlib.import_module("nautilus_trader.backtest.engine")
+    cfg: Any = importlib.import_module("nautilus_trader.config")
+    idm: Any = importlib.import_module("nautilus_trader.model.identifiers")
+    obj: Any = importlib.import_module("nautilus_trader.model.objects")
+    enums: Any = importlib.import_module("nautilus_trader.model.enums")
+    cur: Any = importlib.import_module("nautilus_trader.model.currencies")
+    touch, touch_config = nautilus_classes()
+    t0 = time.perf_counter()
+    engine = be.BacktestEngine(
+        config=be.BacktestEngineConfig(
+            trader_id=idm.TraderId("BENCH-001"),
+            logging=cfg.LoggingConfig(log_level="ERROR", bypass_logging=True),
+        )
+    )
+    engine.add_venue(
+        venue=idm.Venue("HYPERLIQUID"),
+        oms_type=enums.OmsType.NETTING,
+        account_type=enums.AccountType.MARGIN,
+        base_currency=cur.USD,
+        starting_balances=[obj.Money(1_000_000, cur.USD)],
+        book_type=enums.BookType.L1_MBP,
+    )
+    engine.add_instrument(inst)
+    engine.add_data(data)
+    strategy = touch(touch_config(quotes=quotes))
+    engine.add_strategy(strategy)
+    engine.run()
+    s = time.perf_counter() - t0
+    fills = strategy.fills
+    engine.dispose()
+    return s, fills
+
+
+def nautilus_worker(raw: str, mode: str, rounds: int) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    inst, data = nautilus_load(raw)
+    load_s = time.perf_counter() - t0
+    if mode == "e2e":
+        run_s, fills = nautilus_run(inst, data, True)
+        return {"load_s": load_s, "run_s": run_s, "events": len(data), "fills": fills}
+    touch, none = [], []
+    fills = 0
+    for _ in range(rounds):
+        s, fills = nautilus_run(inst, data, True)
+        touch.append(s)
+        none.append(nautilus_run(inst, data, False)[0])
+    return {"touch_s": touch, "nothing_s": none, "events": len(data), "fills": fills}
+
+
+WORKERS: dict[str, Callable[[str, str, int], dict[str, Any]]] = {
+    "hftbacktest": hft_worker,
+    "nautilus": nautilus_worker,
+}
+
+
+# ---- the parent: peers as subprocesses ---------------------------------------------------------
+
+
+def peer_missing(python: str | None, peer: str) -> str | None:
+    """None if ``peer`` can run under ``python``, else the line that says why not."""
+    if python is None:
+        return (
+            f"{peer}: skipped (no --peers-python; make one: python3 -m venv V && V/bin/{PIP_LINE})"
+        )
+    code = (
+        f"import importlib.util,sys; sys.exit(importlib.util.find_spec({MODULE[peer]!r}) is None)"
+    )
+    try:
+        done = subprocess.run([python, "-c", code], capture_output=True, check=False, timeout=60)
+    except OSError as exc:
+        return f"{peer}: skipped (cannot run {python}: {exc.strerror or exc})"
+    if done.returncode != 0:
+        return f"{peer}: skipped ({MODULE[peer]} is not installed in {python}; {PIP_LINE})"
+    return None
+
+
+def run_peer(python: str, peer: str, raw: Path, mode: str, rounds: int) -> dict[str, Any]:
+    cmd = [python, str(Path(__file__).resolve()), "--worker", peer, "--raw", str(raw)]
+    cmd += ["--mode", mode, "--rounds", str(rounds)]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{peer} ({mode}) failed: {done.stderr.strip()[-3000:]}")
+    doc: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    doc["s"] = wall
+    return doc
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    from bench.replay import machine
+
+    raw = work / "btc-raw.gz"
+    say(f"raw BTC day: {args.hours:g} h, a book every ~{args.book_ms} ms, activity {args.activity}")
+    t0 = time.perf_counter()
+    counts = write_raw(raw, args.hours, args.seed, args.book_ms, args.activity)
+    say(
+        f"  {counts['lines']:,} lines ({counts['books']:,} books, {counts['trades']:,} trades "
+        f"messages), {counts['bytes'] / 1e6:.0f} MB raw, in {time.perf_counter() - t0:.1f} s"
+    )
+    (work / "touch.py").write_text(TOUCH, encoding="utf-8")
+    (work / "nothing.py").write_text(NOTHING, encoding="utf-8")
+    skipped = {p: peer_missing(args.peers_python, p) for p in PEERS}
+    for line in skipped.values():
+        if line:
+            say(line)
+    peers = [p for p in PEERS if skipped[p] is None]
+
+    e2e: dict[str, list[dict[str, Any]]] = {"arena": [], **{p: [] for p in peers}}
+    core: dict[str, list[dict[str, Any]]] = {"arena": [], **{p: [] for p in peers}}
+    day = work / "day.jsonl.lz4"
+    for i in range(args.rounds):
+        say(f"round {i + 1}/{args.rounds}: end to end ...")
+        e2e["arena"].append(arena_e2e(raw, work))
+        for p in peers:
+            assert args.peers_python is not None
+            e2e[p].append(run_peer(args.peers_python, p, raw, "e2e", 1))
+    if not args.no_core:
+        arena_run = arena_core(day, work)
+        arena_run("touch")  # warm: imports, the strategy's module, the page cache
+        for i in range(args.rounds):
+            say(f"round {i + 1}/{args.rounds}: in-process cores ...")
+            touch, none = arena_run("touch"), arena_run("nothing")
+            core["arena"].append({"touch_s": touch["s"], "nothing_s": none["s"], **touch})
+            for p in peers:
+                assert args.peers_python is not None
+                core[p].append(run_peer(args.peers_python, p, raw, "core", 1))
+    return {
+        "machine": machine(),
+        "tree": _tree(),
+        "day": {
+            **counts,
+            "hours": args.hours,
+            "book_ms": args.book_ms,
+            "activity": args.activity,
+            "seed": args.seed,
+        },
+        "skipped": {p: why for p, why in skipped.items() if why},
+        "e2e": e2e,
+        "core": core,
+        "summary": summary(e2e, core),
+    }
+
+
+def _tree() -> str | None:
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        return None
+    return f"{head}{' + uncommitted changes' if dirty else ''}" if head else None
+
+
+def summary(
+    e2e: dict[str, list[dict[str, Any]]], core: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    a = med([r["s"] for r in e2e["arena"]])
+    out["arena_e2e_s"] = a
+    for p, key in (("hftbacktest", "hft"), ("nautilus", "nautilus")):
+        if e2e.get(p):
+            peer = med([r["s"] for r in e2e[p]])
+            out[f"{key}_e2e_s"] = peer
+            out[f"{key}_e2e_over_arena"] = peer / a
+    if core.get("arena"):
+        out["arena_core_touch_s"] = med([r["touch_s"] for r in core["arena"]])
+        out["arena_core_nothing_s"] = med([r["nothing_s"] for r in core["arena"]])
+        for p, key in (("hftbacktest", "hft"), ("nautilus", "nautilus")):
+            if core.get(p):
+                out[f"{key}_core_touch_s"] = med([min(r["touch_s"]) for r in core[p]])
+                out[f"{key}_core_nothing_s"] = med([min(r["nothing_s"]) for r in core[p]])
+        if "hft_core_touch_s" in out:
+            out["arena_core_over_hft"] = out["arena_core_touch_s"] / out["hft_core_touch_s"]
+    return out
+
+
+def report(doc: dict[str, Any]) -> str:
+    d, m, s = doc["day"], doc["machine"], doc["summary"]
+    rows = [
+        f"# bench/peers.py: {d['hours']:g} h BTC raw day, {d['lines']:,} lines "
+        f"({d['books']:,} books, {d['trades']:,} trades messages), {d['bytes'] / 1e6:.0f} MB raw",
+        f"# {m['cpu']}, {m['cpus_usable']} usable cores, {m['python']}; "
+        f"load average {m['loadavg']}; tree {doc['tree']}",
+        "",
+        "| wall s (median) | arena | hftbacktest | NautilusTrader |",
+        "|---|---:|---:|---:|",
+    ]
+
+    def cell(peer: str, rows_: dict[str, list[dict[str, Any]]], key: str) -> str:
+        got = rows_.get(peer)
+        if not got:
+            return "skipped"
+        vals = [r[key] if isinstance(r[key], float) else min(r[key]) for r in got]
+        return f"{med(vals):.2f}"
+
+    e2e, core = doc["e2e"], doc["core"]
+    table = [
+        ("import / convert / load", e2e, ("import_s", "convert_s", "load_s")),
+        ("run (fresh process)", e2e, ("run_s", "run_s", "run_s")),
+        ("**end to end**", e2e, ("s", "s", "s")),
+    ]
+    if core.get("arena"):
+        table.append(("in-process core, no strategy", core, ("nothing_s",) * 3))
+        table.append(("in-process core, touch quoter", core, ("touch_s",) * 3))
+    for label, series, keys in table:
+        cells = [cell(peer, series, key) for peer, key in zip(("arena", *PEERS), keys, strict=True)]
+        rows.append(f"| {label} | {' | '.join(cells)} |")
+    fills = [f"{p} {r[-1].get('fills')}" for p, r in e2e.items() if r]
+    rows += ["", f"fills (end to end): {', '.join(fills)}", ""]
+    if "hft_e2e_over_arena" in s:
+        r = s["hft_e2e_over_arena"]
+        rows.append(
+            f"arena end to end is {r:.2f}x faster than hftbacktest convert + run "
+            f"(target >= 1.5x: {'met' if r >= 1.5 else 'NOT met'})"
+        )
+    if "nautilus_e2e_over_arena" in s:
+        r = s["nautilus_e2e_over_arena"]
+        rows.append(
+            f"arena end to end is {r:.2f}x faster than NautilusTrader load + run "
+            f"(target >= 5x: {'met' if r >= 5 else 'NOT met'})"
+        )
+    if "arena_core_over_hft" in s:
+        r = s["arena_core_over_hft"]
+        rows.append(
+            f"arena's in-process touch quoter takes {r:.1f}x hftbacktest's "
+            f"(target <= 5x: {'met' if r <= 5 else 'NOT met'})"
+        )
+    for why in doc["skipped"].values():
+        rows.append(why)
+    return "\n".join(rows)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python bench/peers.py",
+        description="Time arena against hftbacktest and NautilusTrader on one raw BTC day "
+        f"(the peers run under --peers-python; install them there with: {PIP_LINE}).",
+    )
+    p.add_argument(
+        "--hours", type=float, default=3.0, help="hours of market (default 3; 24 = the issue's day)"
+    )
+    p.add_argument("--peers-python", help="the interpreter that has the peers installed")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    p.add_argument("--seed", type=int, default=7, help="the market's seed (default 7)")
+    p.add_argument(
+        "--book-ms", type=int, default=620, help="ms between l2Book snapshots (default 620)"
+    )
+    p.add_argument(
+        "--activity", type=float, default=1.5, help="trading rate vs arena synth (default 1.5)"
+    )
+    p.add_argument("--no-core", action="store_true", help="only the end-to-end rows")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (raw day, log, run)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead")
+    p.add_argument("--worker", choices=PEERS, help=argparse.SUPPRESS)
+    p.add_argument("--raw", help=argparse.SUPPRESS)
+    p.add_argument("--mode", choices=("e2e", "core"), default="e2e", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
+    if not 0 < args.hours <= 72:
+        p.error("--hours must be in (0, 72]")
+    if args.book_ms < 100:
+        p.error("--book-ms must be at least 100")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.worker:  # in the peers' interpreter: no arena import here
+        sys.stdout.write(json.dumps(WORKERS[args.worker](args.raw, args.mode, args.rounds)) + "\n")
+        return 0
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    if importlib.util.find_spec("arena_tui") is None:
+        raise SystemExit(
+            "arena is not importable here: run from the repo root with arena installed"
+        )
+    work = Path(tempfile.mkdtemp(prefix="arena-peers-"))
+    try:
+        doc = run(args, work)
+    finally:
+        if args.keep:
+            say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    sys.stdout.write(json.dumps(doc) + "\n" if args.json else report(doc) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        sys.exit(main())

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from arena_tui.logs.thinlog import ThinRun, is_thin
 from arena_tui.run.hooks import Said
 from arena_tui.tui.snapshot import Happening
 from arena_tui.tui.widgets.activity import describe
@@ -65,6 +66,9 @@ def backtest(tmp: Path, name: str, notes: dict[str, dict[str, str]], *more: str)
 
 
 def log_lines(path: Path) -> list[dict[str, Any]]:
+    """A run log's inputs; a thin one's (``arena backtest``'s default) merged with its sources."""
+    if is_thin(path):
+        return [json.loads(x) for x in list(ThinRun(path).raw_lines())[1:]]
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()[1:]]
 
 

@@ -94,6 +94,8 @@ def test_archive_sample_becomes_a_log_byte_for_byte(tmp_path: Path) -> None:
         "recording": "hyperliquid",
         "source": "hl-archive",
         "markets": [BTC],
+        "first_t": want[0][0],  # what a replay reads instead of a second pass
+        "last_t": want[-1][0],
     }
     assert body_of(lines) == want  # t truncated to the ms, raw sliced verbatim
     summary = json.loads(done.stdout)
@@ -171,6 +173,21 @@ def test_two_files_merge_by_receive_time_and_replay_with_backtest_defaults(
     assert btc["duplicate_prints"] == 64 and btc["stale_books"] == 46
 
 
+@pytest.mark.parametrize("name", ["btc.jsonl.lz4", "btc.jsonl.gz"])
+def test_a_damaged_compressed_import_is_an_error_not_other_lines(tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    done = arena("import", "hftbacktest", str(COLLECTOR), "--meta", str(META), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    blob = out.read_bytes()
+    for cut in (len(blob) - 1, len(blob) // 2):  # torn: the end (checksum) or half missing
+        out.write_bytes(blob[:cut])
+        assert "truncated or corrupt" in one_error_line(arena("logs", "check", str(out)))
+    bad = bytearray(blob)
+    bad[len(bad) * 2 // 3] ^= 0x10  # one flipped bit in the compressed data
+    out.write_bytes(bytes(bad))
+    assert "truncated or corrupt" in one_error_line(arena("logs", "check", str(out)))
+
+
 def write_collector(path: Path, rows: list[tuple[int, str]]) -> Path:
     path.write_text("".join(f"{ns} {msg}\n" for ns, msg in rows))
     return path
@@ -219,8 +236,11 @@ def test_default_name_in_the_data_directorys_recordings(tmp_path: Path) -> None:
     args = ("import", "hftbacktest", str(COLLECTOR), "--meta", str(META))
     done = arena(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
-    want = tmp_path / "data" / "recordings" / "hftbacktest-BTC-20250126T1914Z.jsonl.gz"
+    want = tmp_path / "data" / "recordings" / "hftbacktest-BTC-20250126T1914Z.jsonl.lz4"
     assert want.is_file() and f"wrote {want}" in done.stderr
+    blob = want.read_bytes()
+    assert blob[:4] == b"\x04\x22\x4d\x18" and blob[4] & 0x04  # LZ4 frame, content checksum
+    assert body_of(log_lines(want)) == expected_collector()
     assert not (tmp_path / "recordings").exists()  # never into the checkout's recordings/
     again = arena(*args, cwd=tmp_path, env=env)
     assert "already exists; refusing to overwrite" in one_error_line(again)

@@ -21,6 +21,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
+import lz4.frame
 import pytest
 
 from arena_tui.logs.logfile import LogReader
@@ -28,7 +29,7 @@ from arena_tui.synth.book import DEPTH, Book
 from arena_tui.synth.coins import BUILTIN, profile_for
 from arena_tui.synth.exact import Grid, Sizes, exp_
 from arena_tui.synth.feed import TRADES, CoinFeed, Users
-from arena_tui.synth.generate import Synth, choose_markets, parse_start, write
+from arena_tui.synth.generate import Synth, choose_markets, header, parse_start, write
 from arena_tui.synth.market import BURST, CALM, TREND
 from engine.season import Market
 from engine.units import lot_e8, parse_e8, price_on_grid
@@ -54,6 +55,13 @@ def generate(seed: int, hours: float, markets: list[Market] = THREE) -> bytes:
     buf = io.BytesIO()
     write(buf, markets, seed, START, hours)
     return buf.getvalue()
+
+
+def generate_file(seed: int, hours: float, markets: list[Market] = THREE) -> bytes:
+    """What ``--out FILE`` holds: the same lines, the header saying the first and last t."""
+    lines = generate(seed, hours, markets).split(b"\n")
+    span = (json.loads(lines[1])["t"], json.loads(lines[-2])["t"])
+    return b"\n".join([header(markets, seed, START, hours, span), *lines[1:]])
 
 
 class PriceCheck:
@@ -120,9 +128,20 @@ def test_same_arguments_same_bytes_other_seed_other_bytes(tmp_path: Path) -> Non
         assert done.returncode == 0, done.stderr
     assert outs[0].read_bytes() == outs[1].read_bytes()  # gzip too: no name, no mtime
     plain = gzip.decompress(outs[0].read_bytes())
-    assert plain == generate(5, 0.02)
+    assert plain == generate_file(5, 0.02)
     other = generate(6, 0.02)
     assert other.split(b"\n")[1:] != plain.split(b"\n")[1:]
+
+
+def test_an_lz4_day_is_the_same_bytes_in_a_frame_with_its_content_checksum(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "a.jsonl.lz4"
+    done = arena("synth", "--hours", "0.02", "--seed", "5", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    blob = out.read_bytes()
+    assert blob[:4] == b"\x04\x22\x4d\x18" and blob[4] & 0x04  # LZ4 frame, content checksum
+    assert lz4.frame.decompress(blob) == generate_file(5, 0.02)
 
 
 def test_a_shorter_run_is_a_prefix_and_coins_do_not_disturb_each_other() -> None:
@@ -397,7 +416,7 @@ def test_existing_out_is_refused_unless_force(tmp_path: Path) -> None:
     assert out.read_text() == "keep me\n"
     done = arena("synth", "--hours", "0.01", "--out", str(out), "--force")
     assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == generate(7, 0.01)
+    assert out.read_bytes() == generate_file(7, 0.01)
     assert [p.name for p in tmp_path.iterdir()] == ["x.jsonl"]  # no temp file left
 
 
@@ -415,7 +434,7 @@ def test_stdout_and_default_name(tmp_path: Path) -> None:
     done2 = arena("synth", "--hours", "0.01", "--coins", "SOL,BTC", cwd=tmp_path, env=env)
     assert done2.returncode == 0, done2.stderr
     made = tmp_path / "data/recordings/synth-SOL-BTC-20261201T0000Z-0.01h-seed7.jsonl.gz"
-    assert gzip.decompress(made.read_bytes()) == generate(7, 0.01, THREE[:1] + THREE[2:])
+    assert gzip.decompress(made.read_bytes()) == generate_file(7, 0.01, THREE[:1] + THREE[2:])
     assert not (tmp_path / "recordings").exists()
     assert f"wrote {made}: " in done2.stderr
     assert f"arena backtest STRATEGY {made}" in done2.stderr

@@ -56,6 +56,14 @@ def backtest_command(
         ),
     ] = None,
     force: ForceOpt = False,
+    full_log: Annotated[
+        bool,
+        typer.Option(
+            "--full-log",
+            help="Write a self-contained run log (the market lines too, as arena paper "
+            "and arena-tui do) instead of a thin one that names its sources.",
+        ),
+    ] = False,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
     hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
@@ -71,8 +79,10 @@ def backtest_command(
 ) -> None:
     """Run STRATEGY on LOG... through the Season 0 engine and report how it did.
 
-    The run writes its own log (the market data plus every registration, order and
-    cancel) into --out; [cyan]arena replay[/] of it gives the same ranking, byte for byte.
+    The run writes its own log into --out: a thin one unless --full-log (every
+    registration, order and cancel, and the SHA-256 of each LOG it read, not
+    their lines). [cyan]arena replay[/] of it finds the LOGs (beside it, where
+    they were, or under --data DIR) and gives the same ranking, byte for byte.
 
     The report fits the terminal's width; it ranks eligible entries and says
     why the others are not (Season 0 needs fills on 10 UTC days: a shorter run
@@ -97,6 +107,7 @@ def backtest_command(
         seed=seed,
         force=force,
         hook_timeout_s=hook_timeout,
+        full_log=full_log,
     )
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",

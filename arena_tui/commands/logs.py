@@ -81,6 +81,15 @@ def check(
         typer.Argument(help="Log files in order (plain, .gz or .lz4).", dir_okay=False),
     ],
     as_json: JsonOpt = False,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="For a thin run log: a directory to look for its source logs in, by "
+            "SHA-256 (as arena replay's --data).",
+            file_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Validate LOG... in full and summarise them; exit 1 if anything is damaged.
 
@@ -97,10 +106,13 @@ def check(
     duplicate prints dropped (the contract's rule), asset contexts; the recorder's
     gap inputs (count, total, longest).
 
+    A thin run log (arena backtest's) is checked merged with its source logs,
+    with the line numbers of the equivalent full log.
+
     Example: [cyan]arena logs check recordings/*.jsonl.gz --json[/]
     """
     ticker = Ticker("logs check")
-    report = check_logs(logs, progress=ticker)
+    report = check_logs(logs, progress=ticker, data=data)
     ticker.done()
     if as_json:
         typer.echo(dumps(report.to_json()))

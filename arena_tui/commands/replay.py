@@ -161,6 +161,15 @@ def replay_command(
             file_okay=False,
         ),
     ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="For a thin run log (arena backtest's): a directory to look for its "
+            "source logs in, by SHA-256, when they are not beside it or where they were.",
+            file_okay=False,
+        ),
+    ] = None,
     epoch: Annotated[
         str,
         typer.Option(
@@ -184,6 +193,10 @@ def replay_command(
 
     A log started under other rules is refused, naming both hashes.
 
+    A thin run log (what [cyan]arena backtest[/] writes unless --full-log) is merged
+    with the logs it names, found beside it, at their recorded paths or under
+    --data DIR, each checked by size and SHA-256: the output is the full log's.
+
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """
     paths = [str(p) for p in logs]
@@ -201,7 +214,7 @@ def replay_command(
         start_output(quotes, "--quotes", logs)
         if out is not None:
             typer.echo("arena: note: no report written to --out: nothing to score", err=True)
-        result = check_only(paths, empty.season)
+        result = check_only(paths, empty.season, None if data is None else str(data))
         typer.echo(dumps(result.to_json()) if as_json else summary_of_unscored(result))
         return
     start_output(scores, "--scores", logs)
@@ -227,6 +240,7 @@ def replay_command(
             keep_score_rows=scores is not None,
             notes=notes,
             quotes_out=quotes_f,
+            sources_dir=None if data is None else str(data),
         )
     finally:
         for f in (fills_f, quotes_f):

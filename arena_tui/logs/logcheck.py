@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from arena_tui.logs.logfile import BadLine, LogError, decode_line, iter_raw_lines, parse_header
+from arena_tui.logs.logfile import (
+    BadLine,
+    LogError,
+    decode_line,
+    header_claims,
+    iter_raw_lines,
+    parse_header,
+)
+from arena_tui.logs.thinlog import ThinRun, is_thin
 from arena_tui.util.human import plural
 from engine import Line, MalformedInput
 from engine.fills import decode_levels
@@ -264,10 +272,36 @@ def _header_json(header: Header) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if v is not None}
 
 
+def _check_claims(
+    report: Report, path: str, claims: tuple[int | None, int | None], seen: list[int]
+) -> None:
+    """A header's ``first_t``/``last_t`` must be the file's first and last input times."""
+    found: list[int | None] = [*seen] if seen else [None, None]
+    for key, claim, got in zip(("first_t", "last_t"), claims, found, strict=True):
+        if claim is not None and claim != got:
+            what = "no inputs" if got is None else f"{got}"
+            report.file_errors.append(
+                {"file": path, "reason": f"the header's {key} says {claim}, the file: {what}"}
+            )
+
+
+def _raw_lines(
+    path: str, tails: list[bytes], data: str | os.PathLike[str] | None
+) -> Iterator[bytes]:
+    """A file's lines; a thin run log's are its full log's (merged from its sources, found
+    beside it, where they were or under ``data``; line numbers are the full log's)."""
+    if is_thin(path):
+        return ThinRun(path).raw_lines(data)
+    return iter_raw_lines(path, torn=tails.append)
+
+
 def check_logs(
-    paths: Sequence[str | os.PathLike[str]], progress: Callable[[int, int], None] | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    progress: Callable[[int, int], None] | None = None,
+    data: str | os.PathLike[str] | None = None,
 ) -> Report:
-    """Check every line of every file, in order (``t`` must not decrease across files)."""
+    """Check every line of every file, in order (``t`` must not decrease across files);
+    ``data``: where a thin run log's sources may be found too."""
     report = Report()
     prev_t: int | None = None
     n = 0
@@ -277,11 +311,14 @@ def check_logs(
         report.files.append(info)
         tails: list[bytes] = []
         lineno = 0
+        claims: tuple[int | None, int | None] = (None, None)
+        seen: list[int] = []  # the file's first and last t
         try:
-            for lineno, raw in enumerate(iter_raw_lines(path, torn=tails.append), start=1):
+            for lineno, raw in enumerate(_raw_lines(path, tails, data), start=1):
                 if lineno == 1:
                     try:
                         info["header"] = _header_json(parse_header(path, raw))
+                        claims = header_claims(path, raw)
                     except LogError as exc:
                         report.bad(path, 1, f"{exc.message}; the rest of the file is not checked")
                         break
@@ -296,6 +333,7 @@ def check_logs(
                 else:
                     report.add(line, raw, path, lineno)
                 prev_t = line.t
+                seen[1:] = [line.t] if seen else [line.t, line.t]
                 n += 1
                 if progress is not None and not n % PROGRESS_EVERY:
                     progress(n, line.t)
@@ -303,6 +341,7 @@ def check_logs(
             where = f" after line {lineno}" if lineno else ""
             report.file_errors.append({"file": path, "reason": exc.message + where})
         info["lines"] = lineno
+        _check_claims(report, path, claims, seen)
         if tails:
             info["torn_tail"] = True
             torn = plural(len(tails[0]), "byte")

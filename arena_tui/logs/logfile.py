@@ -6,6 +6,10 @@ file, one input a line after it. The reader decodes each line in one msgspec pas
 line (not UTF-8 anywhere in it, skimmed parts included, or not the schema) with one error
 naming the file and line; a final line without its ``\\n`` (a torn write) is ignored.
 Appending is ``arena_tui.logs.writer``. See docs/log-format.md.
+
+Why one module: the reader's hot loop, the header it checks on every file (with the
+``first_t``/``last_t`` claims it holds each file to) and the one-line judgement of a
+refused line are one contract with the format; ``logcheck`` and the importers reuse them.
 """
 
 from __future__ import annotations
@@ -28,6 +32,21 @@ CHUNK = 1 << 20
 
 _LINE = msgspec.json.Decoder(Line)
 _HEADER = msgspec.json.Decoder(Header)
+
+
+class _Claims(msgspec.Struct):
+    """A header's optional ``first_t`` and ``last_t``: its file's first and last input times."""
+
+    first_t: int | None = None
+    last_t: int | None = None
+
+
+class _T(msgspec.Struct):
+    t: int | None = None
+
+
+_CLAIMS = msgspec.json.Decoder(_Claims)
+_T_ONLY = msgspec.json.Decoder(_T)
 
 
 class LogError(ArenaError):
@@ -93,6 +112,13 @@ def parse_header(path: str | os.PathLike[str], raw: bytes) -> Header:
     why = not_utf8(raw)
     if why is not None:
         raise LogError(path, 1, f"bad header: {why}")
+    if raw.startswith(b'{"arena_run":'):  # logs.thinlog: no market data of its own
+        raise LogError(
+            path,
+            1,
+            "a thin run log (arena backtest's): it holds no market data; replay it with "
+            "arena replay, or use the logs it names (or a run written with --full-log)",
+        )
     try:
         header = _HEADER.decode(raw)
     except msgspec.DecodeError as exc:
@@ -100,6 +126,28 @@ def parse_header(path: str | os.PathLike[str], raw: bytes) -> Header:
     if header.arena_log != LOG_VERSION:
         raise LogError(path, 1, f"unsupported log version {header.arena_log} (this reads 1)")
     return header
+
+
+def header_claims(path: str | os.PathLike[str], raw: bytes) -> tuple[int | None, int | None]:
+    """The header's claimed ``first_t`` and ``last_t`` (None where it makes none).
+
+    A claim is what a writer that knew it said (``import``, ``synth``): readers use
+    ``last_t`` instead of reading a compressed file to its end, and ``LogReader`` checks
+    both as it reads, so a false claim is an error naming the file, never another result.
+    """
+    try:
+        claims = _CLAIMS.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise LogError(path, 1, f"bad header: {exc}") from None
+    return claims.first_t, claims.last_t
+
+
+def line_t(raw: bytes) -> int | None:
+    """A line's ``t`` if it has an integer one, else None (the reader says what is wrong)."""
+    try:
+        return _T_ONLY.decode(raw).t
+    except msgspec.DecodeError:
+        return None
 
 
 def _ignore(_: bytes) -> None:
@@ -113,6 +161,9 @@ class LogReader:
     After iteration, ``sha256`` is the hash of all files' uncompressed bytes, in order
     (unless ``hashed=False``: a backtest hashes its own run log instead). While iterating,
     ``path`` and ``lineno`` say where the last line came from, ``raw`` holds its bytes.
+
+    A header's ``first_t`` and ``last_t`` claims are checked against the file's inputs:
+    a false one is a LogError naming the file (``finish`` after a pass that stopped early).
     """
 
     def __init__(
@@ -121,8 +172,12 @@ class LogReader:
         coins: Iterable[str] | None = None,
         *,
         hashed: bool = True,
+        opener: Callable[[str], IO[bytes]] | None = None,
     ) -> None:
+        """``opener``: how a file is opened (default ``open_binary``); a backtest writing a
+        thin run log hashes each source's bytes on disk through it as they are read."""
         self.paths = [str(p) for p in paths]
+        self._open = opener or open_binary
         self.coins = None if coins is None else frozenset(coins)
         self.path = ""
         self.lineno = 0
@@ -130,6 +185,8 @@ class LogReader:
         self.raw = b""
         self._hasher = hashlib.sha256()
         self._hashed = hashed
+        self._lines: Iterator[Line] | None = None
+        self._want_last: int | None = None  # the current file's header's last_t claim
 
     @property
     def sha256(self) -> str:
@@ -139,6 +196,26 @@ class LogReader:
         return LogError(self.path, self.lineno, message)
 
     def __iter__(self) -> Iterator[Line]:
+        self._lines = self._iter()
+        return self._lines
+
+    def finish(self, end: int) -> None:
+        """After a pass that stopped early at ``end`` (a season's end): if the current
+        file's header claims a ``last_t`` less than two minutes later (a window taken from
+        that claim), read on to the end of the file, stopping at the first input later than
+        the claim, so a false claim cannot pass unseen; little is left to read then."""
+        want, lines, path = self._want_last, self._lines, self.path
+        if want is None or lines is None or want - end >= 120_000:
+            return
+        for line in lines:
+            if self.path != path:
+                return  # the file ended and its claim was checked there
+            if line.t > want:
+                raise LogError(
+                    path, self.lineno, f"t {line.t} is later than the header's last_t {want}"
+                )
+
+    def _iter(self) -> Iterator[Line]:
         """Every file's inputs, in order. The hot loop: keep it flat (no nested generators)."""
         decode = _LINE.decode
         update = self._hasher.update if self._hashed else _ignore
@@ -146,8 +223,9 @@ class LogReader:
         for path in self.paths:
             self.path = path
             self.lineno = n = 0
+            want_first = self._want_last = None
             try:
-                with open_binary(path) as f:
+                with self._open(path) as f:
                     rest = b""
                     while chunk := f.read(CHUNK):
                         update(chunk)
@@ -157,12 +235,16 @@ class LogReader:
                         if n == 0 and lines:
                             self.lineno = n = 1
                             parse_header(path, lines[0])
+                            want_first, self._want_last = header_claims(path, lines[0])
                             del lines[0]
                         # UTF-8 (the format's encoding) is checked a chunk at a time: nearly
                         # every chunk is ASCII, and then no line needs a look of its own
                         bad = None if buf.isascii() else _first_not_utf8(lines)
                         if bad is not None:
                             del lines[bad[0] :]
+                        if want_first is not None and lines:
+                            self._check_first(path, n + 1, lines[0], want_first)
+                            want_first = None
                         for raw in lines:
                             n += 1
                             self.lineno = n
@@ -187,6 +269,23 @@ class LogReader:
                 raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
             if n == 0:
                 raise LogError(path, 1, "empty log: no header line")
+            self._check_last(path, prev_t if n > 1 else None, want_first)
+
+    def _check_first(self, path: str, lineno: int, raw: bytes, want: int) -> None:
+        t = line_t(raw)
+        if t is not None and t != want:  # a line with no integer t: the decoder says so
+            raise LogError(path, lineno, f"t {t}, but the header's first_t says {want}")
+
+    def _check_last(self, path: str, last: int | None, want_first: int | None) -> None:
+        want = self._want_last
+        self._want_last = None
+        if want is not None and last != want:
+            found = "it has no inputs" if last is None else f"its last input has t {last}"
+            raise LogError(path, None, f"the header's last_t says {want}, but {found}")
+        if want_first is not None:  # claimed, and no input came to check it against
+            raise LogError(
+                path, None, f"the header's first_t says {want_first}, but it has no inputs"
+            )
 
     def _slow(self, raw: bytes, exc: msgspec.DecodeError) -> Line:
         """A line the typed decoder refused: an ignorable input, or one clear error."""

@@ -46,6 +46,14 @@ class RunLog:
         if len(lines) >= self.BATCH:
             self._drain()
 
+    def own(self, raw: bytes) -> None:
+        """A strategy's input (a thin run log, ``logs.thinlog``, keeps only these)."""
+        self.write(raw)
+
+    def reading(self, paths: object) -> None:
+        """The opener its sources are read through: none (a thin run log hashes them)."""
+        return None
+
     def _drain(self) -> None:
         if not self._lines:
             return

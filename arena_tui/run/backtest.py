@@ -4,9 +4,10 @@ Why this module exists: a backtest must be the season, not an imitation of it. S
 act only by sending orders and cancels, which become inputs of a run log exactly like a
 hosted agent's requests: each is stamped with the time of the input its strategy was
 handling plus the run's latency, and is applied after every log input stamped at or before
-that time. The run log (the market data verbatim, plus registrations, orders and cancels)
-is written as it goes, so ``arena replay`` of it gives the same ranking byte for byte, and
-a run cut short by a failing strategy keeps everything up to the failure.
+that time. The run log (the market data verbatim, plus registrations, orders and cancels;
+or, thin, only the latter and the sources' hashes: ``arena_tui.logs.thinlog``) is written
+as it goes, so ``arena replay`` of it gives the same ranking byte for byte, and a run cut
+short by a failing strategy keeps everything up to the failure.
 
 The pass reads a *line source*: recorded logs (``run``, through ``LogReader``) or a live
 feed (``run_live``, through ``arena_tui.run.live.LiveFeed``: market data as received, a tick
@@ -32,10 +33,11 @@ import msgspec
 
 from arena_tui.logs.logfile import LogReader
 from arena_tui.logs.runlog import DurableRunLog, RunLog
+from arena_tui.logs.thinlog import ThinRunLog
 from arena_tui.run.fields import StrategyError
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S, Guard, HookTimeout
 from arena_tui.run.loader import ENTRY_NAME
-from arena_tui.run.market import AssetContext, Book, MarketView, Trade
+from arena_tui.run.market import AssetContext, MarketView, Trade
 from arena_tui.run.parts import (
     BacktestError,
     BacktestResult,
@@ -79,9 +81,12 @@ class Backtest:
         generator: str = "arena backtest",
         feed: str | None = None,
         hook_timeout_s: float = DEFAULT_TIMEOUT_S,
+        thin: bool = False,
     ) -> None:
         """``feed``: the live feed's URL, for a run on it (``run_live``): the header names
-        it and the run log is a :class:`DurableRunLog`. ``hook_timeout_s``: how long one
+        it and the run log is a :class:`DurableRunLog`. ``thin``: write a thin run log
+        (``arena_tui.logs.thinlog``: the own inputs and the sources' hashes, no market
+        lines) instead of the full one. ``hook_timeout_s``: how long one
         hook call may run (0 or less: no limit); ``guard`` (``arena_tui.run.hooks``) keeps
         it, and where the strategies' output goes."""
         names = [e.name for e in entrants]
@@ -115,7 +120,13 @@ class Backtest:
         header.update(sources=[Path(s).name for s in sources], entries=names)
         if feed is not None:
             header["feed"] = feed
-        self.log = RunLog(run_log, header) if feed is None else DurableRunLog(run_log, header)
+        self.log: RunLog | ThinRunLog
+        if feed is not None:
+            self.log = DurableRunLog(run_log, header)
+        elif thin and run_log is not None:
+            self.log = ThinRunLog(run_log, header)
+        else:
+            self.log = RunLog(run_log, header)
         if run_log is not None:
             write_season(season, run_log.parent)
         self.queue: list[tuple[int, int, dict[str, Any]]] = []
@@ -150,7 +161,7 @@ class Backtest:
             line = _LINE.decode(raw)  # checked before it is logged: never a bad line
         except msgspec.ValidationError as exc:
             raise StrategyError(f"entry {e.name} sent an invalid {msg['type']}: {exc}") from None
-        self.log.write(raw)
+        self.log.own(raw)
         self.own_inputs += 1
         self.applying = msg
         try:
@@ -180,12 +191,16 @@ class Backtest:
         ``pace(t)``, when given, is called before each log input with its time: a viewer
         may wait in it (to play at a speed, or paused); returning False ends the run there.
         """
-        reader = LogReader(logs, coins=[m.coin for m in self.season.markets], hashed=False)
+        coins = [m.coin for m in self.season.markets]
+        reader = LogReader(logs, coins=coins, hashed=False, opener=self.log.reading(logs))
         early = (
             "the logs end before the season starts: nothing to trade "
             f"(season {self.season.id} starts at {self.season.start})"
         )
-        return self._pass(reader, progress, pace, every=0x3FFF, late=False, early=early)
+        result = self._pass(reader, progress, pace, every=0x3FFF, late=False, early=early)
+        if self.engine.over:  # stopped at the season's end: a header's last_t is still checked
+            reader.finish(self.season.end)
+        return result
 
     def run_live(
         self,
@@ -381,12 +396,11 @@ class Backtest:
                     self._call(e, "on_trades", prints)
 
     def _book(self, hl: BookMsg, t: int) -> None:
+        if not self.live or not self.book_hooks:
+            return  # the market's view reads the engine's latest book when asked
         market = self.markets.get(hl.data.coin)
-        if market is None:
-            return
-        book = Book(hl.data, t)
-        market.book = book
-        if not self.live:
+        book = None if market is None else market.book
+        if book is None:
             return
         for e in self.book_hooks:
             self._call(e, "on_book", book)

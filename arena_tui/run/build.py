@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from arena_tui.logs.logfile import read_header
+from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.loader import (
@@ -84,8 +86,15 @@ def build_backtest(
     seed: int,
     force: bool = False,
     hook_timeout_s: float = DEFAULT_TIMEOUT_S,
+    full_log: bool = True,
 ) -> tuple[Backtest, Path]:
-    """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory."""
+    """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory.
+
+    ``full_log``: a self-contained run log (the market lines too); else a thin one
+    (``arena backtest``'s default: the sources' hashes and the own inputs)."""
+    for path in paths:
+        if is_thin(path):
+            read_header(path)  # refused: a thin run log holds no market data to trade on
     chosen = resolve_season(paths, season)
     entrants = entrants_for(strategy, vs)
     out_dir = run_dir(out, strategy, force=force)
@@ -98,5 +107,6 @@ def build_backtest(
         seed=seed,
         exit_value=exit_value,
         hook_timeout_s=hook_timeout_s,
+        thin=not full_log,
     )
     return bt, out_dir

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.thinlog import open_logs
 from arena_tui.run.quotes import OrderNotes, contract_fill, quote_line
 from arena_tui.util.human import Progress
 from arena_tui.util.jsonout import dumps
@@ -97,17 +97,19 @@ def replay(
     keep_score_rows: bool = False,
     notes: OrderNotes | None = None,
     quotes_out: IO[bytes] | None = None,
+    sources_dir: str | None = None,
 ) -> ReplayResult:
     """Run the engine over the logs; raise LogError naming the file and line of a bad one.
 
     ``notes``: gathers the note of every order line that has one (``run.quotes``), by the
     oid the engine accepted it under; ``quotes_out`` (``notes`` needed) gets a quotes
-    line for every fill, in the fills file's order.
+    line for every fill, in the fills file's order. A thin run log (alone) is merged
+    with its sources (found beside it, at their recorded paths or under ``sources_dir``).
     """
     if quotes_out is not None and notes is None:
         notes = OrderNotes()
     eng = Engine(season)
-    reader = LogReader(paths, coins=[m.coin for m in season.markets])
+    reader = open_logs(paths, [m.coin for m in season.markets], sources_dir)
     fills_hash = hashlib.sha256()
     rows: dict[tuple[str, int], ev.ScoreRow] = {}
     fills = 0
@@ -152,13 +154,15 @@ def replay(
     )
 
 
-def check_only(paths: Sequence[str], season: Season) -> ReplayResult:
+def check_only(
+    paths: Sequence[str], season: Season, sources_dir: str | None = None
+) -> ReplayResult:
     """Read and check every line (and hash the logs) when there is nothing to score.
 
     For logs with no season that span no whole minute: no mark can happen, so the result
     has no ``end``, is not final, and ranks nobody; a bad line is still an error.
     """
-    reader = LogReader(paths, coins=[m.coin for m in season.markets])
+    reader = open_logs(paths, [m.coin for m in season.markets], sources_dir)
     for _ in reader:
         pass
     return ReplayResult(

@@ -17,12 +17,11 @@ from typing import Any
 
 import msgspec
 
-from arena_tui.logs.logfile import LogError, iter_raw_lines, parse_header, read_header
+from arena_tui.logs import span
+from arena_tui.logs.thinlog import read_any_header
 from arena_tui.util.errors import ArenaError
 from engine import Header, Market, Rules, Season, backtest_season
 from engine.season import MINUTE_MS, check_markets, check_season
-
-_LINE_T = msgspec.json.Decoder(dict[str, Any])
 
 PAPER = True  # Season 0 is paper trading: every score shown says so (seed 000)
 
@@ -174,38 +173,19 @@ def log_markets(headers: Sequence[Header], paths: Sequence[str]) -> tuple[Market
 
 
 def input_bounds(paths: Sequence[str]) -> tuple[int, int]:
-    """``t`` of the first and the last input across the logs (headers and torn tails aside)."""
-    first: int | None = None
-    last: int | None = None
-    for path in paths:
-        last_line: tuple[int, bytes] | None = None
-        for lineno, raw in enumerate(iter_raw_lines(path), start=1):
-            if lineno == 1:
-                parse_header(path, raw)
-                continue
-            if first is None:
-                first = _t_of(path, lineno, raw)
-            last_line = (lineno, raw)
-        if last_line is not None:
-            last = _t_of(path, *last_line)
-    if first is None or last is None:
+    """``t`` of the first and the last input across the logs (headers and torn tails aside).
+
+    Without a second pass: from the files' heads and the last file's end or its header's
+    ``last_t`` (``arena_tui.logs.span``)."""
+    bounds = span.input_bounds(paths)
+    if bounds is None:
         raise SeasonError("the logs hold no inputs")
-    return first, last
-
-
-def _t_of(path: str, lineno: int, raw: bytes) -> int:
-    try:
-        t = _LINE_T.decode(raw).get("t")
-    except msgspec.DecodeError:
-        raise LogError(path, lineno, "not valid JSON") from None
-    if type(t) is not int:
-        raise LogError(path, lineno, '"t" missing or not an integer')
-    return t
+    return bounds
 
 
 def resolve_season(paths: Sequence[str], season_path: str | Path | None) -> Season:
     """The season to replay ``paths`` under, refusing a log started under other rules."""
-    headers = [read_header(p) for p in paths]
+    headers = [read_any_header(p) for p in paths]  # a thin run log's: its full log's
     if season_path is not None:
         season = load_season(season_path)
     else:

@@ -12,6 +12,9 @@ longer one, and a coin's data does not depend on which other coins are generated
 The model lives in ``market`` (price), ``book`` (book), ``feed`` (messages)
 and ``coins`` (the built-in coins); bench/genlog.py builds its benchmark log on
 :class:`Synth` too.
+
+Why one module: the merged stream, its header and the file it goes to (compressed as the
+name says, written aside and moved into place) are the one job of ``arena synth``.
 """
 
 from __future__ import annotations
@@ -160,7 +163,14 @@ class Synth:
                 yield item
 
 
-def header(markets: Sequence[Market], seed: int, start_ms: int, hours: float) -> bytes:
+def header(
+    markets: Sequence[Market],
+    seed: int,
+    start_ms: int,
+    hours: float,
+    span: tuple[int, int] | None = None,
+) -> bytes:
+    """The recording's header; ``span``: its first and last input times, when known."""
     command = (
         f"arena synth --coins {','.join(m.coin for m in markets)} --hours {hours_text(hours)} "
         f"--seed {seed} --start {iso(start_ms)}"
@@ -181,6 +191,8 @@ def header(markets: Sequence[Market], seed: int, start_ms: int, hours: float) ->
         },
         "markets": [msgspec.to_builtins(m) for m in markets],
     }
+    if span is not None:
+        doc["first_t"], doc["last_t"] = span
     return msgspec.json.encode(doc)
 
 
@@ -239,10 +251,10 @@ def _flush(
 
 
 def _compressed(raw: IO[bytes], name: str) -> IO[bytes]:
-    if name.endswith(".gz"):  # no name, no mtime in the gzip header: same bytes every run
+    if name.endswith(".gz"):  # no name, no mtime: same bytes every run; LZ4: checksummed
         return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0)  # type: ignore[return-value]
     if name.endswith(".lz4"):
-        return lz4.frame.LZ4FrameFile(raw, "wb")  # type: ignore[no-any-return]
+        return lz4.frame.LZ4FrameFile(raw, "wb", content_checksum=True)  # type: ignore[no-any-return]
     return raw
 
 
@@ -264,10 +276,22 @@ def write_file(
         raise SynthError(f"{out}: is a directory")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    body = out.with_name(f".{out.name}.{os.getpid()}.body")
     try:
-        with open(tmp, "wb") as raw:
+        # The lines go to a plain file first: the header then says the first and last
+        # input times (``first_t``, ``last_t``), known only at the end, so that readers
+        # never read the file twice to find them.
+        with open(body, "w+b") as lines, open(tmp, "wb") as raw:
+            stats = write(lines, markets, seed, start_ms, hours, progress)
+            lines.seek(0)
+            old = len(lines.readline())
+            span = None if stats.first_t is None else (stats.first_t, stats.last_t or 0)
+            head = header(markets, seed, start_ms, hours, span) + b"\n"
+            stats.bytes += len(head) - old
             f = _compressed(raw, out.name)
-            stats = write(f, markets, seed, start_ms, hours, progress)
+            f.write(head)
+            while chunk := lines.read(1 << 20):
+                f.write(chunk)
             if f is not raw:
                 f.close()
             raw.flush()
@@ -277,4 +301,5 @@ def write_file(
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
+        body.unlink(missing_ok=True)
     return stats

@@ -238,3 +238,39 @@ def test_bounds_are_the_full_passs_whatever_the_files(
             input_bounds(paths)
     else:
         assert input_bounds(paths) == want
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.lz4"])
+def test_arena_backtest_with_its_thin_run_log_checks_the_claim_and_replays(
+    tmp_path: Path, suffix: str
+) -> None:
+    """The claim is checked while the sources are still open: the thin run log hashes the
+    rest of each source and closes it when the run ends (a read after that crashed)."""
+    times = [T0 + 13 + i * 1000 for i in range(11 * 60)]
+    strategy = tmp_path / "idle.py"
+    strategy.write_text(
+        "from arena_tui.strategy import Strategy\n\n\nclass Idle(Strategy):\n    pass\n"
+    )
+
+    def backtest(log: Path, out: Path) -> subprocess.CompletedProcess[str]:
+        cmd = ["backtest", str(strategy), str(log), "--out", str(out), "--json"]
+        return subprocess.run(
+            [sys.executable, "-m", "arena_tui.cli", *cmd],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
+        )
+
+    truthful = write(tmp_path / f"true{suffix}", times, claims_of(times))
+    done = backtest(truthful, tmp_path / "a")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    again = replay(str(tmp_path / "a" / "run.jsonl"), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["log_sha256"] == json.loads(done.stdout)["replay"]["log_sha256"]
+    liar = write(tmp_path / f"liar{suffix}", times, {"last_t": T0 + 5 * MIN + 30_000})
+    done = backtest(liar, tmp_path / "b")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    errors = [x for x in done.stderr.splitlines() if x.startswith("arena: error: ")]
+    assert len(errors) == 1 and f"liar{suffix}" in errors[0], done.stderr
+    assert "later than the header's last_t" in errors[0]

@@ -197,10 +197,11 @@ class Backtest:
             "the logs end before the season starts: nothing to trade "
             f"(season {self.season.id} starts at {self.season.start})"
         )
-        result = self._pass(reader, progress, pace, every=0x3FFF, late=False, early=early)
-        if self.engine.over:  # stopped at the season's end: a header's last_t is still checked
-            reader.finish(self.season.end)
-        return result
+        # stopped at the season's end: a header's last_t claim is still checked (before the
+        # run log closes, which hashes the rest of a thin run's sources and closes them)
+        return self._pass(
+            reader, progress, pace, every=0x3FFF, late=False, early=early, finish=reader.finish
+        )
 
     def run_live(
         self,
@@ -232,11 +233,13 @@ class Backtest:
         every: int,
         late: bool,
         early: str,
+        finish: Callable[[int], None] | None = None,
     ) -> BacktestResult:
         """The one loop: each input into the run log, then the engine, then the hooks.
 
         ``every``: update ``progress`` when ``inputs & every`` is 0. ``late``: register at
-        the first input's time rather than at the season's start.
+        the first input's time rather than at the season's start. ``finish(end)``: called
+        when the season ended before the source did, while the source is still open.
         """
         start = self.season.start
         registered = False
@@ -270,6 +273,8 @@ class Backtest:
                 if last_t is not None:
                     self._flush(last_t + 1)
                 self._end()
+                if finish is not None and self.engine.over:
+                    finish(self.season.end)
         except HookTimeout:  # it landed just after the hook returned
             raise StrategyError(self.guard.stuck or "a hook timed out") from None
         finally:

@@ -28,6 +28,7 @@ from arena_tui.run.parts import Entrant
 from arena_tui.season.file import SeasonError, input_bounds, resolve_season
 from arena_tui.strategy import Strategy
 from tests.build import MIN, T0
+from tests.clirun import arena
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKETS = [{"coin": "BTC", "asset": 0, "szDecimals": 5}]
@@ -133,13 +134,7 @@ def test_an_old_compressed_log_without_claims_still_works(tmp_path: Path) -> Non
 
 
 def replay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena_tui.cli", "replay", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-    )
+    return arena("replay", *args)
 
 
 @pytest.mark.parametrize(
@@ -253,14 +248,7 @@ def test_arena_backtest_with_its_thin_run_log_checks_the_claim_and_replays(
     )
 
     def backtest(log: Path, out: Path) -> subprocess.CompletedProcess[str]:
-        cmd = ["backtest", str(strategy), str(log), "--out", str(out), "--json"]
-        return subprocess.run(
-            [sys.executable, "-m", "arena_tui.cli", *cmd],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=ROOT,
-        )
+        return arena("backtest", str(strategy), str(log), "--out", str(out), "--json")
 
     truthful = write(tmp_path / f"true{suffix}", times, claims_of(times))
     done = backtest(truthful, tmp_path / "a")

@@ -21,6 +21,7 @@ from typing import BinaryIO
 import msgspec
 
 from arena_tui.logs.logfile import CHUNK, iter_raw_lines
+from arena_tui.logs.span import last_lines
 from arena_tui.logs.writer import compressed_writer
 
 DAY_MS = 86_400_000
@@ -69,7 +70,7 @@ def plain_of(paths: list[Path]) -> Path:
 def last_input_t(path: Path) -> int | None:
     """``t`` of the last complete input line of a file (not the header), None if none."""
     last: int | None = None
-    lines = _tail_lines(path) if path.suffix == ".jsonl" else iter_raw_lines(path)
+    lines = last_lines(path, 3)[0] if path.suffix == ".jsonl" else iter_raw_lines(path)
     for raw in lines:
         try:
             t = _T_DECODER.decode(raw).t  # None for the header
@@ -78,20 +79,6 @@ def last_input_t(path: Path) -> int | None:
         if t is not None:
             last = t
     return last
-
-
-def _tail_lines(path: Path) -> list[bytes]:
-    """The last few complete lines of a plain file, read from its end (files grow large)."""
-    with path.open("rb") as f:
-        end = f.seek(0, os.SEEK_END)
-        start, block = end, b""
-        while start > 0 and block.count(b"\n") < 3:
-            start = max(0, start - CHUNK)
-            f.seek(start)
-            block = f.read(end - start)
-    lines = block.split(b"\n")
-    lines.pop()  # a torn tail, or b"" after the final newline
-    return lines if start == 0 else lines[1:]
 
 
 def compress(plain: Path, cancel: threading.Event | None = None) -> Path | None:

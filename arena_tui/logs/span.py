@@ -58,18 +58,26 @@ def head(path: str) -> tuple[bytes, bytes | None]:
     return lines[0], (lines[1] if len(lines) > 2 else None)
 
 
-def tail(path: str) -> bytes | None:
-    """The last complete line of a plain file after its header (None: it has no input)."""
+def last_lines(path: str | os.PathLike[str], newlines: int) -> tuple[list[bytes], bool]:
+    """The complete lines at the end of a plain file, read back from its end until
+    ``newlines`` line ends are in hand (or the file's start), a torn tail dropped; and
+    whether they begin at the file's first line (the header)."""
     with open(path, "rb") as f:
         end = f.seek(0, os.SEEK_END)
         pos, block = end, b""
-        while pos > 0 and block.count(b"\n") < 2:
+        while pos > 0 and block.count(b"\n") < newlines:
             pos = max(0, pos - CHUNK)
             f.seek(pos)
             block = f.read(end - pos)
-    cut = block.rfind(b"\n")  # after it: a torn tail, or nothing
-    lines = block[:cut].split(b"\n")
-    if pos == 0 and len(lines) < 2:
+    lines = block.split(b"\n")
+    lines.pop()  # a torn tail, or b"" after the final newline
+    return (lines, True) if pos == 0 else (lines[1:], False)  # (lines[0]: cut in two)
+
+
+def tail(path: str) -> bytes | None:
+    """The last complete line of a plain file after its header (None: it has no input)."""
+    lines, from_start = last_lines(path, 2)
+    if from_start and len(lines) < 2:
         return None  # only the header is complete
     return lines[-1]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from arena_tui.strategy import Context
 from strategies.momentum import Momentum
 
-ONE_IN = 400  # the chance of an entry at each print, when flat
-
 
 class ControlRandom(Momentum):
+    one_in: int = 400  # the chance of an entry at each print, when flat: 1 in this
+
     def wants_entry(self, ctx: Context, coin: str) -> bool:
-        return ctx.rng.randrange(ONE_IN) == 0
+        return ctx.rng.randrange(self.one_in) == 0

@@ -22,13 +22,13 @@ from engine import events as ev
 from engine.units import notional
 from strategies.common import order_size
 
-REQUOTE_MS = 20_000  # look at a coin's quotes at most this often
-MAX_AGE_MS = 60_000  # a quote older than this is cancelled and replaced
-SHARE_PCT = 10  # each quote: a tenth of the position cap
-INVENTORY_PCT = 20  # past this share of the cap in one coin, only reduce
-
 
 class Maker(Strategy):
+    requote_ms: int = 20_000  # look at a coin's quotes at most this often, ms
+    max_age_ms: int = 60_000  # a quote older than this is cancelled and replaced, ms
+    share_pct: int = 10  # each quote: this share of the position cap, %
+    inventory_pct: int = 20  # past this share of the cap in one coin, only reduce, %
+
     def __init__(self) -> None:
         self.looked: dict[str, int] = {}
 
@@ -36,7 +36,7 @@ class Maker(Strategy):
         coin = book.coin
         if book.stale(ctx.season.rules.stale_book_ms):
             return
-        if ctx.t - self.looked.get(coin, -REQUOTE_MS) < REQUOTE_MS:
+        if ctx.t - self.looked.get(coin, -self.requote_ms) < self.requote_ms:
             return
         self.looked[coin] = ctx.t
         bid, ask = book.best_bid_e8, book.best_ask_e8
@@ -52,7 +52,9 @@ class Maker(Strategy):
         for o in ctx.account.open_orders:
             if o.coin != coin or o.is_buy != is_buy or o.cancelling or ctx.cancel_sent(o.oid):
                 continue
-            done = o.remaining_e8 == 0 or o.limit_px_e8 != px or ctx.t - o.received > MAX_AGE_MS
+            done = (
+                o.remaining_e8 == 0 or o.limit_px_e8 != px or ctx.t - o.received > self.max_age_ms
+            )
             if done or kept:
                 ctx.cancel(oid=o.oid)  # frees its slot and reserve two seconds from now
             else:
@@ -65,14 +67,14 @@ class Maker(Strategy):
         pos = ctx.account.position(coin)
         reduces = (pos < 0) if is_buy else (pos > 0)
         held = abs(notional(ctx.market(coin).mark_e8 or px, pos))
-        heavy = held * 100 >= ctx.account.cap_e6 * INVENTORY_PCT
+        heavy = held * 100 >= ctx.account.cap_e6 * self.inventory_pct
         if reduces and (heavy or ctx.account.paused):
-            sz = min(abs(pos), order_size(ctx, coin, px, SHARE_PCT) or abs(pos))
+            sz = min(abs(pos), order_size(ctx, coin, px, self.share_pct) or abs(pos))
             reduce_only = True
         elif heavy or ctx.account.paused:
             return
         else:
-            sz = order_size(ctx, coin, px, SHARE_PCT)
+            sz = order_size(ctx, coin, px, self.share_pct)
             reduce_only = False
         if sz <= 0:
             return

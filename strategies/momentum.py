@@ -12,6 +12,9 @@ order slots at most; an IOC leaves the venue at activation and releases its rese
 
 The reversion baseline and the random control are this strategy with another entry
 signal: they override ``observe`` and ``wants_entry`` only.
+
+Each of these numbers is a parameter (the class attributes below, defaults as said here):
+``arena backtest strategies/momentum.py LOG --param min_rise_e8=300000`` runs another.
 """
 
 from __future__ import annotations
@@ -29,27 +32,30 @@ from strategies.common import (
     order_size,
 )
 
-WINDOW_MS = 5 * MINUTE
-MIN_RISE_E8 = 150_000  # +0.15% over the window
-SHARE_PCT = 25  # of the position cap, per position
-SLIPPAGE_E8 = 100_000  # an entry IOC's limit, 0.1% through the best ask
-
 
 class Momentum(Strategy):
-    exits = ExitRules()
+    # Parameters (``arena backtest ... --param window_ms=120000``; docs/strategies.md):
+    window_ms: int = 5 * MINUTE  # the window of prints the signal reads, per coin
+    min_rise_e8: int = 150_000  # the rise over the window that counts (+0.15%), e8
+    share_pct: int = 25  # each position: this share of the position cap, %
+    slippage_e8: int = 100_000  # an entry IOC's limit through the best ask (0.1%), e8
+    take_profit_e8: int = ExitRules.take_profit_e8  # close at this gain (+0.6%), e8
+    stop_loss_e8: int = ExitRules.stop_loss_e8  # close at this loss (-0.4%), e8
+    max_hold_ms: int = ExitRules.max_hold_ms  # close after this long (30 minutes), ms
 
     def __init__(self) -> None:
+        self.exits = ExitRules(self.take_profit_e8, self.stop_loss_e8, self.max_hold_ms)
         self.flow: dict[str, Flow] = {}
         self.held: dict[str, Holding] = {}  # coin -> when and where we got in
 
     # ---- the signal (what the other baselines replace) -------------------------------
 
     def observe(self, coin: str, trades: list[Trade]) -> None:
-        self.flow.setdefault(coin, Flow(WINDOW_MS)).add(trades)
+        self.flow.setdefault(coin, Flow(self.window_ms)).add(trades)
 
     def wants_entry(self, ctx: Context, coin: str) -> bool:
         flow = self.flow[coin]
-        return flow.change_e8() >= MIN_RISE_E8 and flow.buys * 2 >= flow.sells * 3
+        return flow.change_e8() >= self.min_rise_e8 and flow.buys * 2 >= flow.sells * 3
 
     # ---- hooks -----------------------------------------------------------------------
 
@@ -82,7 +88,7 @@ class Momentum(Strategy):
         if book is None or book.best_ask_e8 is None or ctx.open_slots < 2:
             return
         ask = book.best_ask_e8
-        px = ctx.grid_e8(coin, ask + tdiv(ask * SLIPPAGE_E8, E8), True)
-        sz = order_size(ctx, coin, px, SHARE_PCT)
+        px = ctx.grid_e8(coin, ask + tdiv(ask * self.slippage_e8, E8), True)
+        sz = order_size(ctx, coin, px, self.share_pct)
         if sz:
             ctx.order(ctx.asset_of(coin), True, px, sz, False, IOC)

@@ -5,6 +5,9 @@ under the hour's high), and two minutes, for the turn (buyers outnumber sellers 
 price is up over those two minutes). Everything else (sizing under the cap, one order per
 coin, the exits at +0.6%, -0.4% or 30 minutes) is momentum's: this class replaces only
 ``observe`` and ``wants_entry``.
+
+Its own parameters: ``drawdown_e8``, ``high_ms`` (the drawdown's window) and
+``window_ms``, here the turn's two minutes (momentum's ``min_rise_e8`` is not read).
 """
 
 from __future__ import annotations
@@ -16,14 +19,13 @@ from engine.units import E8, tdiv
 from strategies.common import MINUTE, Flow
 from strategies.momentum import Momentum
 
-DRAWDOWN_E8 = 1_200_000  # 1.2% under the hour's high
-TURN_MS = 2 * MINUTE
-
 
 class HourHigh:
-    """The highest print over the last hour: a deque of (time, px) with prices falling."""
+    """The highest print over the last ``span_ms`` (an hour): a deque of (time, px) with
+    prices falling."""
 
-    def __init__(self) -> None:
+    def __init__(self, span_ms: int = 60 * MINUTE) -> None:
+        self.span_ms = span_ms
         self.window: deque[tuple[int, int]] = deque()
 
     def add(self, trades: list[Trade]) -> None:
@@ -32,7 +34,7 @@ class HourHigh:
                 self.window.pop()
             self.window.append((p.time, p.px_e8))
         newest = trades[-1].time
-        while len(self.window) > 1 and self.window[0][0] < newest - 60 * MINUTE:
+        while len(self.window) > 1 and self.window[0][0] < newest - self.span_ms:
             self.window.popleft()
 
     @property
@@ -41,13 +43,17 @@ class HourHigh:
 
 
 class Reversion(Momentum):
+    window_ms: int = 2 * MINUTE  # the turn: buyers outnumber sellers and price is up over it
+    drawdown_e8: int = 1_200_000  # how far under the high the last price must be (1.2%), e8
+    high_ms: int = 60 * MINUTE  # the window whose highest print the drawdown is from, ms
+
     def __init__(self) -> None:
         super().__init__()
         self.hour: dict[str, HourHigh] = {}
 
     def observe(self, coin: str, trades: list[Trade]) -> None:
-        self.hour.setdefault(coin, HourHigh()).add(trades)
-        self.flow.setdefault(coin, Flow(TURN_MS)).add(trades)
+        self.hour.setdefault(coin, HourHigh(self.high_ms)).add(trades)
+        self.flow.setdefault(coin, Flow(self.window_ms)).add(trades)
 
     def wants_entry(self, ctx: Context, coin: str) -> bool:
         turn, high = self.flow[coin], self.hour[coin].high
@@ -55,4 +61,4 @@ class Reversion(Momentum):
         if last is None:
             return False
         down = tdiv((high - last) * E8, high)
-        return down >= DRAWDOWN_E8 and turn.buys > turn.sells and turn.change_e8() > 0
+        return down >= self.drawdown_e8 and turn.buys > turn.sells and turn.change_e8() > 0

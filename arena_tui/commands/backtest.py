@@ -38,6 +38,16 @@ def backtest_command(
     ],
     season: SeasonOpt = None,
     vs: VsOpt = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            help="Set one of STRATEGY's parameters, NAME=VALUE (repeat for more), e.g. "
+            "--param window_ms=120000. Its entry is then named after the values "
+            "(momentum-wind120000). An unknown NAME lists the ones it declares.",
+            metavar="NAME=VALUE",
+        ),
+    ] = None,
     epoch: Annotated[
         str,
         typer.Option(
@@ -62,6 +72,15 @@ def backtest_command(
             "--full-log",
             help="Write a self-contained run log (the market lines too, as arena paper "
             "and arena-tui do) instead of a thin one that names its sources.",
+        ),
+    ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Neither read nor write the day cache (a binary copy of each LOG kept "
+            "after its first run, so later runs skip decompressing and re-reading it; "
+            "see arena cache). ARENA_CACHE=0 turns it off everywhere.",
         ),
     ] = False,
     latency_ms: LatencyOpt = 0,
@@ -89,6 +108,10 @@ def backtest_command(
     ranks nobody). --out also gets report.json, fills.csv, equity.csv and
     chart.svg (docs/report.md describes them).
 
+    A strategy's parameters are typed class attributes with defaults
+    (docs/strategies.md); --param NAME=VALUE runs it with another value, and
+    report.json records every entry's values under "params".
+
     Example:
 
     [cyan]arena backtest strategies/momentum.py \\
@@ -108,6 +131,8 @@ def backtest_command(
         force=force,
         hook_timeout_s=hook_timeout,
         full_log=full_log,
+        params=param or (),
+        cache=not no_cache and not tui,
     )
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",

@@ -90,6 +90,8 @@ def entry_doc(e: Entrant, row: dict[str, Any], rules: Rules) -> dict[str, Any]:
         # the file's name: a run directory names no other place (none when the entry was
         # rebuilt from a log alone: arena replay --out)
         "strategy": e.path.name or None,
+        # every declared parameter and its value in this run (none when rebuilt from a log)
+        "params": e.params if e.path.name else None,
         "active_share": (active * 10**8 // marks) if marks else 0,
         "fees": {"venue": s.venue_fees, "execution": s.exec_fees, "performance": s.perf_fees},
         "funding": s.funding,

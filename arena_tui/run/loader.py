@@ -17,11 +17,13 @@ import itertools
 import re
 import sys
 import traceback
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
 from arena_tui.run.fields import StrategyError
 from arena_tui.run.output import load_output
+from arena_tui.run.params import ParamValue, check_values, parse_overrides
 from arena_tui.run.strategy import Strategy
 
 BASELINES = ("momentum", "reversion", "control_random", "maker")
@@ -93,18 +95,36 @@ def _import(path: Path) -> ModuleType:
     return module
 
 
-def load_strategy(path: str | Path, name: str | None = None) -> Strategy:
+def load_strategy(
+    path: str | Path,
+    name: str | None = None,
+    params: Mapping[str, ParamValue] | None = None,
+    *,
+    overrides: Sequence[str] = (),
+) -> Strategy:
     """The strategy class of ``path`` (the Strategy subclass no other one there
     subclasses), instantiated; warns on stderr about ``on_*`` methods that are not hooks.
-    What it prints while it loads goes to stderr as ``[name] line``."""
+    What it prints while it loads goes to stderr as ``[name] line``.
+
+    ``params``: values of its declared parameters (``arena_tui.run.params``), checked and
+    set on the instance before its ``__init__`` runs, so ``__init__`` sees them;
+    ``overrides``: more, as ``--param`` gives them (``NAME=VALUE``; they win)."""
     p = Path(path)
     if not p.is_file():
         raise StrategyError(f"{p}: no such strategy file")
     with load_output(name or entry_name(p)):
         module = _import(p.resolve())
         cls = _strategy_class(p, module)
+        values = check_values(cls, params, str(p)) if params else {}
+        values.update(parse_overrides(cls, overrides, str(p)))
         try:
-            strategy = cls()
+            if values:
+                strategy = cls.__new__(cls)
+                for attr, value in values.items():
+                    setattr(strategy, attr, value)
+                strategy.__init__()  # type: ignore[misc]
+            else:
+                strategy = cls()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from arena_tui.run.params import ParamValue
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult
 from arena_tui.run.stats import EntryStats
@@ -60,7 +61,10 @@ class Status(Protocol):
 
 @dataclass
 class Entrant:
-    """A strategy in the run: its entry name, its source file, and its context."""
+    """A strategy in the run: its entry name, its source file, and its context.
+
+    ``params``: every declared parameter and its value in this run (``params.params_doc``;
+    empty for an entrant built without them)."""
 
     name: str
     strategy: Strategy
@@ -68,6 +72,7 @@ class Entrant:
     ctx: Context | None = None
     hooks: frozenset[str] = frozenset()
     stats: EntryStats = field(default_factory=EntryStats)
+    params: dict[str, ParamValue] = field(default_factory=dict)
 
 
 @dataclass

@@ -16,7 +16,11 @@ subprocess: the real command), then times, three rounds interleaved (a, b', b, a
   (b') the runner alone: ``Backtest(...).run`` with momentum, no run log written;
   (b)  ``arena backtest strategies/momentum.py LOG --out DIR`` in this process, through
        the typer app the console script runs (``arena_tui.cli.app``): the runner, the run log, the
-       report, report.json, the CSVs and chart.svg, as a user waits for them.
+       report, report.json, the CSVs and chart.svg, as a user waits for them, with
+       ``--no-cache``;
+  (nw) (n) read from the day cache (``arena_tui.logs.daycache``, built by an untimed run
+       into the bench's own cache directory);
+  (w)  (b) read from the day cache: a second run of the same day.
 
 Nothing is asserted: the target (b)/(a) <= 1.5 is reported as met or not. The extra rows
 say where (b) goes: the engine (r), the runner's bookkeeping (n - r), the strategy's own
@@ -29,6 +33,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -70,18 +75,24 @@ def synth(out: Path, coins: str, hours: float, seed: int) -> float:
 
 
 def runner_only(
-    path: str, season: Season, vs: str | None, strategy: Path = STRATEGY
+    path: str, season: Season, vs: str | None, strategy: Path = STRATEGY, cache: bool = False
 ) -> BacktestResult:
-    """(b'), or (n) with the do-nothing strategy: the pass alone; no file written."""
-    bt = Backtest(season, entrants_for(strategy, vs), run_log=None, exit_value=exit_value)
+    """(b'), or (n) with the do-nothing strategy: the pass alone; no file written.
+    ``cache``: from the day cache (built by an untimed run first)."""
+    entrants = entrants_for(strategy, vs)
+    bt = Backtest(season, entrants, run_log=None, exit_value=exit_value, cache=cache)
     return bt.run([path])
 
 
-def full_command(path: str, season_file: str | None, vs: str | None, out: Path) -> str:
-    """(b): ``arena backtest`` in-process; its stdout (the JSON report) is returned."""
+def full_command(
+    path: str, season_file: str | None, vs: str | None, out: Path, cache: bool = False
+) -> str:
+    """(b): ``arena backtest`` in-process; its stdout (the JSON report) is returned.
+    ``cache``: (w), the same command reading the day cache (else ``--no-cache``)."""
     shutil.rmtree(out, ignore_errors=True)
     stdout, stderr = io.StringIO(), io.StringIO()
     args = ["backtest", str(STRATEGY), path, "--out", str(out), "--json"]
+    args += [] if cache else ["--no-cache"]
     args += [] if season_file is None else ["--season", season_file]
     args += [] if vs is None else ["--vs", vs]
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -138,6 +149,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "b_nothing": Series("(n)  Backtest.run, a do-nothing strategy"),
         "b_runner": Series("(b') Backtest.run alone (no files)"),
         "b": Series("(b)  arena backtest, in-process (all files)"),
+        "n_warm": Series("(nw) (n) from the day cache"),
+        "w": Series("(w)  (b) from the day cache"),
     }
     runs: list[tuple[str, Callable[[], object]]] = [
         ("a", lambda: decode_generic(path)),
@@ -145,7 +158,13 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         ("b_nothing", lambda: runner_only(path, season, None, nothing)),
         ("b_runner", lambda: runner_only(path, season, args.vs)),
         ("b", lambda: full_command(path, args.season, args.vs, out)),
+        ("n_warm", lambda: runner_only(path, season, None, nothing, cache=True)),
+        ("w", lambda: full_command(path, args.season, args.vs, out, cache=True)),
     ]
+    say("untimed backtest writing the day cache ...")
+    os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # the bench's own, removed with tmp
+    os.environ.pop("ARENA_CACHE", None)
+    full_command(path, args.season, args.vs, out, cache=True)
     report: dict[str, Any] = {}
     for i in range(args.rounds):
         for key, fn in runs:
@@ -184,6 +203,9 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "runner_own_s_best": bn.best - r.best,
             "strategy_s_best": br.best - bn.best,
             "floor_a_best": (r.best + b.best - br.best) / a.best,
+            "w_b_best": series["w"].best / b.best,
+            "w_b_median": series["w"].median / b.median,
+            "nw_n_best": series["n_warm"].best / bn.best,
         },
         "targets": {
             "ratio_max": TARGET_RATIO,
@@ -213,10 +235,11 @@ def text_report(doc: dict[str, Any]) -> str:
         + ", ".join(f"{k} ({v['fills']} fills)" for k, v in doc["entries"].items())
         + f"; {doc['own_inputs']:,} strategy inputs",
         "",
-        f"{doc['rounds']} rounds, interleaved a, r, n, b', b; inputs/s over the inputs each read:",
+        f"{doc['rounds']} rounds, interleaved a, r, n, b', b, nw, w; inputs/s over the "
+        "inputs each read:",
         f"  {'':46} {'best s':>8} {'median s':>9} {'best in/s':>11} {'median in/s':>12}",
     ]
-    for key in ("a", "r", "b_nothing", "b_runner", "b"):
+    for key in ("a", "r", "b_nothing", "b_runner", "b", "n_warm", "w"):
         r, k = runs[key], n if key in ("a", "r") else nb
         lines.append(
             f"  {r['label']:46} {r['best_s']:8.3f} {r['median_s']:9.3f} "
@@ -237,6 +260,9 @@ def text_report(doc: dict[str, Any]) -> str:
         "",
         f"target (reported, not asserted): (b)/(a) <= {TARGET_RATIO}: best "
         f"{yes(t['ratio_best'])}, median {yes(t['ratio_median'])}",
+        f"day cache: (w)/(b) best {rt['w_b_best']:.2f}, median {rt['w_b_median']:.2f} "
+        f"(target: under 1/3: {yes(rt['w_b_median'] < 1 / 3)}); a strategy that hooks "
+        f"nothing, warm/cold {rt['nw_n_best']:.2f}",
     ]
     return "\n".join(lines)
 

@@ -39,6 +39,7 @@ def _book_form(level: bytes) -> re.Pattern[bytes]:
 
 
 _FAST = (_book_form(_PX_SZ_N).fullmatch, _book_form(_N_PX_SZ).fullmatch)
+_WHITESPACE = re.compile(rb"[ \t\r\n]")  # JSON's insignificant whitespace
 
 
 def decode_levels(raw: bytes) -> tuple[list[Level], list[Level]]:
@@ -72,8 +73,11 @@ class BookLevels:
 
     __slots__ = ("_ints", "_raw", "_sides", "coin", "t", "time", "two_sided")
 
-    def __init__(self, data: BookData, t: int) -> None:
-        """Check every level of ``data``; MalformedInput names the first bad field."""
+    def __init__(self, data: BookData, t: int, checked: bool = False) -> None:
+        """Check every level of ``data``; MalformedInput names the first bad field.
+
+        ``checked``: the line was checked in full before (a day cache is built only from
+        lines that passed): only a whitespace-free form skips the check and decode."""
         raw = bytes(data.levels)
         self._raw = raw
         self._sides: tuple[list[Level], list[Level]] | None = None
@@ -81,6 +85,9 @@ class BookLevels:
         self.coin = data.coin
         self.t = t
         self.time = data.time
+        if checked and not _WHITESPACE.search(raw):
+            self.two_sided = not raw.startswith(b"[[]") and not raw.endswith(b"[]]")
+            return
         if _FAST[0](raw) is not None or _FAST[1](raw) is not None:
             # the fast form has no spaces: an empty side is exactly "[]" at either end
             self.two_sided = not raw.startswith(b"[[]") and not raw.endswith(b"[]]")

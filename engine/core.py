@@ -65,6 +65,9 @@ class Engine:
         self._next_due = 0
         self._out: list[ev.AnyEvent] = []
         # Observers (a backtest's strategies) may ask for the prints each input applied.
+        # A shell that feeds lines it checked in full before (a day cache) may say so: then
+        # a book's levels are not checked again when it arrives.
+        self.books_checked = False
         self.record_prints = False
         self.applied_prints: list[Trade] = []
         self._refresh_due()
@@ -99,6 +102,22 @@ class Engine:
             return []  # a new list: the caller may keep it, and _out fills up again later
         self._out = []
         return out
+
+    def apply_held(self, line: Line) -> None:
+        """Apply a book or an asset context that a shell held back, maybe past later inputs.
+
+        For a shell that knows nothing read that coin's book or context in between (the
+        backtest's warm pass over a day cache: no timed event due, no request, no hook, no
+        order waiting on the book): the state is what applying it in its place would have
+        left. No timed event runs and the engine's time does not move.
+        """
+        hl = line.hl
+        if type(hl) is Book:
+            self._book(hl.data, line.t)
+        elif type(hl) is AssetCtx:
+            self._ctx(hl.data)
+        else:
+            raise ValueError("only a book or an asset context can be held")
 
     def emit(self, event: ev.AnyEvent) -> None:
         self._out.append(event)
@@ -177,7 +196,8 @@ class Engine:
         a = self.by_coin.get(data.coin)
         if a is None:
             return
-        a.book = book = BookLevels(data, t)  # every level checked, none converted yet
+        # every level checked (unless checked before), none converted yet
+        a.book = book = BookLevels(data, t, self.books_checked)
         if a.ctx_mark is None and book.two_sided:
             a.mid_book = book  # its mid is taken when the mark is read (AssetState.mark)
         if a.pending and t - data.time <= self.rules.stale_book_ms:

@@ -24,7 +24,8 @@ from typing import IO, Any
 import lz4.frame
 import msgspec
 
-from arena_tui.util.errors import ArenaError
+from arena_tui.logs.daycache import DayCacheWriter
+from arena_tui.logs.logerror import LogError as LogError  # re-exported: its home before
 from engine.inputs import KNOWN_ARENA_TYPES, KNOWN_CHANNELS, Header, Line
 
 LOG_VERSION = 1
@@ -47,17 +48,6 @@ class _T(msgspec.Struct):
 
 _CLAIMS = msgspec.json.Decoder(_Claims)
 _T_ONLY = msgspec.json.Decoder(_T)
-
-
-class LogError(ArenaError):
-    """A log that cannot be read: one line, naming the file and line where known."""
-
-    def __init__(self, path: str | os.PathLike[str], lineno: int | None, message: str) -> None:
-        self.path = str(path)
-        self.lineno = lineno
-        self.message = message
-        where = f"{self.path}:{lineno}" if lineno else self.path
-        super().__init__(f"{where}: {message}")
 
 
 def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
@@ -164,6 +154,11 @@ class LogReader:
 
     A header's ``first_t`` and ``last_t`` claims are checked against the file's inputs:
     a false one is a LogError naming the file (``finish`` after a pass that stopped early).
+
+    ``cache=True`` (and the day cache not turned off): every file is also written to a
+    ``logs.daycache.DayCacheWriter`` as it is read; a file read cleanly to its end leaves
+    its writer in ``finished_writers`` for the caller to ``commit`` once the engine applied
+    every line without error (else ``discard``); a file not read to its end keeps nothing.
     """
 
     def __init__(
@@ -173,6 +168,7 @@ class LogReader:
         *,
         hashed: bool = True,
         opener: Callable[[str], IO[bytes]] | None = None,
+        cache: bool = False,
     ) -> None:
         """``opener``: how a file is opened (default ``open_binary``); a backtest writing a
         thin run log hashes each source's bytes on disk through it as they are read."""
@@ -187,6 +183,8 @@ class LogReader:
         self._hashed = hashed
         self._lines: Iterator[Line] | None = None
         self._want_last: int | None = None  # the current file's header's last_t claim
+        self._cache = cache
+        self.finished_writers: list[DayCacheWriter] = []
 
     @property
     def sha256(self) -> str:
@@ -215,11 +213,24 @@ class LogReader:
                     path, self.lineno, f"t {line.t} is later than the header's last_t {want}"
                 )
 
+    def rest(self) -> Iterator[Line]:
+        """The inputs not yet read, to the end of the last file (after a pass that stopped
+        early: a file being cached must be read, and checked, to its end)."""
+        return iter(()) if self._lines is None else self._lines
+
+    def close(self) -> None:
+        """Stop reading: a file not read to its end is not cached."""
+        if self._lines is not None:
+            self._lines.close()  # type: ignore[attr-defined]
+
     def _iter(self) -> Iterator[Line]:
         """Every file's inputs, in order. The hot loop: keep it flat (no nested generators)."""
         decode = _LINE.decode
         update = self._hasher.update if self._hashed else _ignore
         prev_t = -(1 << 63)
+        writer: DayCacheWriter | None = None
+        keep: Callable[[Line], None] | None = None  # collects a chunk's lines for ``writer``
+        kept: list[Line] = []
         for path in self.paths:
             self.path = path
             self.lineno = n = 0
@@ -236,6 +247,9 @@ class LogReader:
                             self.lineno = n = 1
                             parse_header(path, lines[0])
                             want_first, self._want_last = header_claims(path, lines[0])
+                            if self._cache:
+                                writer = DayCacheWriter(path, lines[0], self.coins)
+                                writer = writer if writer.active else None
                             del lines[0]
                         # UTF-8 (the format's encoding) is checked a chunk at a time: nearly
                         # every chunk is ASCII, and then no line needs a look of its own
@@ -245,6 +259,9 @@ class LogReader:
                         if want_first is not None and lines:
                             self._check_first(path, n + 1, lines[0], want_first)
                             want_first = None
+                        if writer is not None:
+                            kept = []
+                            keep = kept.append
                         for raw in lines:
                             n += 1
                             self.lineno = n
@@ -258,18 +275,37 @@ class LogReader:
                                     f"t {line.t} is lower than the line before ({prev_t})"
                                 )
                             prev_t = line.t
+                            if keep is not None:
+                                keep(line)
                             yield line
                         self.inputs += len(lines)
+                        if writer is not None:
+                            writer.add_many(lines, kept)
                         if bad is not None:  # after the good lines before it, as the decoder
                             self.lineno = n + 1
                             raise self.error(bad[1])
-            except (EOFError, OSError, RuntimeError, zlib.error) as exc:
+            except BaseException as exc:  # stopped early, or a bad line: nothing is cached
+                if writer is not None:
+                    writer.discard()
+                    writer = keep = None
                 if isinstance(exc, FileNotFoundError):
                     raise LogError(path, None, "no such file") from None
-                raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
+                if isinstance(exc, (EOFError, OSError, RuntimeError, zlib.error)):
+                    raise LogError(
+                        path, None, f"cannot read (truncated or corrupt?): {exc}"
+                    ) from None
+                raise
             if n == 0:
                 raise LogError(path, 1, "empty log: no header line")
-            self._check_last(path, prev_t if n > 1 else None, want_first)
+            try:
+                self._check_last(path, prev_t if n > 1 else None, want_first)
+            except LogError:
+                if writer is not None:
+                    writer.discard()
+                raise
+            if writer is not None:  # read to its end, every line checked
+                self.finished_writers.append(writer)
+                writer = keep = None
 
     def _check_first(self, path: str, lineno: int, raw: bytes, want: int) -> None:
         t = line_t(raw)

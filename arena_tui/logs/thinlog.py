@@ -149,6 +149,25 @@ class _Tap:
         self.f.close()
 
 
+class _Known:
+    """A source read from the day cache: its size and hash as the cache recorded them."""
+
+    def __init__(self, size: int, sha256: str) -> None:
+        self.size = size
+        self.sha = _Digest(sha256)
+
+    def finish(self) -> None:
+        pass
+
+
+class _Digest:
+    def __init__(self, hexdigest: str) -> None:
+        self._hex = hexdigest
+
+    def hexdigest(self) -> str:
+        return self._hex
+
+
 class ThinRunLog:
     """A backtest's thin run log; the same calls as ``runlog.RunLog`` plus ``reading``.
 
@@ -166,7 +185,7 @@ class ThinRunLog:
         self._head = _ENC.encode({"arena_log": 1, **header})
         self._lines: list[bytes] = [self._head]
         self._sources: list[Source] = []
-        self._taps: list[_Tap] = []
+        self._taps: list[_Tap | _Known] = []
         self._first = False  # the next market line is its source's first
         self._last = b""  # the last market line written
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,6 +209,13 @@ class ThinRunLog:
         if path.endswith(".lz4"):
             return lz4.frame.LZ4FrameFile(tap, "rb")  # type: ignore[no-any-return]
         return tap  # type: ignore[return-value]
+
+    def known(self, path: str, size: int, sha256: str) -> None:
+        """The next source is read from the day cache, not through ``reading``'s opener:
+        its size and SHA-256 on disk are already known (``logs.daycache``)."""
+        self._done_source()
+        self._taps.append(_Known(size, sha256))
+        self._first = True
 
     def _done_source(self) -> None:
         """The source being read is done: its count and last input time."""

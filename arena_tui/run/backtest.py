@@ -31,7 +31,8 @@ from typing import Any
 
 import msgspec
 
-from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay, open_day
+from arena_tui.logs.logfile import LogError, LogReader
 from arena_tui.logs.runlog import DurableRunLog, RunLog
 from arena_tui.logs.thinlog import ThinRunLog
 from arena_tui.run.fields import StrategyError
@@ -64,6 +65,20 @@ _LINE = msgspec.json.Decoder(Line)
 _ENC = msgspec.json.Encoder()
 
 
+def open_days(paths: Sequence[str], coins: Sequence[str]) -> list[CachedDay] | None:
+    """The valid day cache of every one of ``paths`` for these coins, or None (any missing:
+    the pass reads the logs themselves, and caches them)."""
+    days: list[CachedDay] = []
+    for path in paths:
+        day = open_day(path, coins)
+        if day is None:
+            for done in days:
+                done.close()
+            return None
+        days.append(day)
+    return days
+
+
 class Backtest:
     """Run ``entrants`` over ``logs`` under ``season``; see the module docstring."""
 
@@ -82,11 +97,14 @@ class Backtest:
         feed: str | None = None,
         hook_timeout_s: float = DEFAULT_TIMEOUT_S,
         thin: bool = False,
+        cache: bool = False,
     ) -> None:
         """``feed``: the live feed's URL, for a run on it (``run_live``): the header names
         it and the run log is a :class:`DurableRunLog`. ``thin``: write a thin run log
         (``arena_tui.logs.thinlog``: the own inputs and the sources' hashes, no market
-        lines) instead of the full one. ``hook_timeout_s``: how long one
+        lines) instead of the full one. ``cache``: read a recorded log from its day cache
+        when it has a valid one (``run`` without ``pace``: the warm pass), and write one
+        while reading a log without. ``hook_timeout_s``: how long one
         hook call may run (0 or less: no limit); ``guard`` (``arena_tui.run.hooks``) keeps
         it, and where the strategies' output goes."""
         names = [e.name for e in entrants]
@@ -96,6 +114,7 @@ class Backtest:
             if ENTRY_NAME.fullmatch(name) is None:
                 raise BacktestError(f"entry name {name!r}: 1-32 characters of a-z, 0-9, _ and -")
         self.season = season
+        self.cache = cache  # read logs from the day cache (logs.daycache), build it if missing
         self.engine = Engine(season)
         self.engine.record_prints = True
         self.entrants = list(entrants)
@@ -192,16 +211,45 @@ class Backtest:
         may wait in it (to play at a speed, or paused); returning False ends the run there.
         """
         coins = [m.coin for m in self.season.markets]
-        reader = LogReader(logs, coins=coins, hashed=False, opener=self.log.reading(logs))
         early = (
             "the logs end before the season starts: nothing to trade "
             f"(season {self.season.id} starts at {self.season.start})"
         )
-        # stopped at the season's end: a header's last_t claim is still checked (before the
-        # run log closes, which hashes the rest of a thin run's sources and closes them)
-        return self._pass(
-            reader, progress, pace, every=0x3FFF, late=False, early=early, finish=reader.finish
+        days = open_days(logs, coins) if self.cache and pace is None else None
+        if days is not None:
+            try:
+                self.log.reading(logs)
+                return self._pass(
+                    lambda: self._warm_loop(days, progress, 0x3FFF), progress, early=early
+                )
+            finally:
+                for day in days:
+                    day.close()
+        opener = self.log.reading(logs)
+        reader = LogReader(logs, coins=coins, hashed=False, opener=opener, cache=self.cache)
+
+        def finish(end: int) -> None:
+            """Stopped at the season's end: a header's last_t claim is still checked (before
+            the run log closes, which hashes the rest of a thin run's sources and closes
+            them); a log being cached is read and checked to its end."""
+            if not self.cache:
+                reader.finish(end)
+                return
+            for line in reader.rest():
+                try:
+                    self.engine.apply(line)  # over: market data is checked, nothing changes
+                except MalformedInput as exc:
+                    raise reader.error(str(exc)) from None
+
+        result = self._pass(
+            lambda: self._loop(reader, progress, pace, 0x3FFF, False),
+            progress,
+            early=early,
+            finish=finish,
         )
+        for writer in reader.finished_writers:
+            writer.commit()
+        return result
 
     def run_live(
         self,
@@ -220,54 +268,27 @@ class Backtest:
         starts = utc_minute(self.season.start)
         early = f"stopped before any input of season {self.season.id} ({starts} on): nothing traded"
         try:
-            return self._pass(source, progress, pace, every=0, late=True, early=early)
+            return self._pass(
+                lambda: self._loop(source, progress, pace, 0, True), progress, early=early
+            )
         finally:
             source.close()
 
     def _pass(
         self,
-        source: LineSource,
+        loop: Callable[[], tuple[int, int | None, bool]],
         progress: Status | None,
-        pace: Callable[[int], bool] | None,
         *,
-        every: int,
-        late: bool,
         early: str,
         finish: Callable[[int], None] | None = None,
     ) -> BacktestResult:
-        """The one loop: each input into the run log, then the engine, then the hooks.
-
-        ``every``: update ``progress`` when ``inputs & every`` is 0. ``late``: register at
-        the first input's time rather than at the season's start. ``finish(end)``: called
-        when the season ended before the source did, while the source is still open.
-        """
-        start = self.season.start
-        registered = False
-        last_t: int | None = None
-        n = 0
+        """The frame of a pass: ``loop`` feeds the inputs (``_loop`` or ``_warm_loop``) and
+        returns (inputs read, the last one's time, registered); then the queued inputs left
+        before the end, ``on_end``, and the result. ``finish(end)``: called when the season
+        ended before the source did, while the source is still open."""
         try:
             with self.guard.running(self.entrants):
-                for line in source:
-                    t = line.t
-                    if pace is not None and not pace(t):
-                        break
-                    if not registered and t >= start:
-                        self._register(t if late else start)
-                        registered = True
-                    self._flush(t)
-                    self.log.write(source.raw)
-                    try:
-                        out = self._apply(line)
-                    except MalformedInput as exc:
-                        raise source.error(str(exc)) from None
-                    if out and line.hl is None:  # an order in the logs may carry a note
-                        self.notes.logged(source.raw, out)
-                    last_t = t
-                    n += 1
-                    if progress is not None and not n & every:
-                        progress.update(n, t)
-                    if self.engine.over:
-                        break
+                n, last_t, registered = loop()
                 if not registered:
                     raise NotStarted(early)
                 if last_t is not None:
@@ -302,6 +323,154 @@ class Backtest:
             fill_events=self.fill_events,
             notes=self.notes,
         )
+
+    def _loop(
+        self,
+        source: LineSource,
+        progress: Status | None,
+        pace: Callable[[int], bool] | None,
+        every: int,
+        late: bool,
+    ) -> tuple[int, int | None, bool]:
+        """The one loop: each input into the run log, then the engine, then the hooks.
+
+        ``every``: update ``progress`` when ``inputs & every`` is 0. ``late``: register at
+        the first input's time rather than at the season's start.
+        """
+        start = self.season.start
+        registered = False
+        last_t: int | None = None
+        n = 0
+        for line in source:
+            t = line.t
+            if pace is not None and not pace(t):
+                break
+            if not registered and t >= start:
+                self._register(t if late else start)
+                registered = True
+            self._flush(t)
+            self.log.write(source.raw)
+            try:
+                out = self._apply(line)
+            except MalformedInput as exc:
+                raise source.error(str(exc)) from None
+            if out and line.hl is None:  # an order in the logs may carry a note
+                self.notes.logged(source.raw, out)
+            last_t = t
+            n += 1
+            if progress is not None and not n & every:
+                progress.update(n, t)
+            if self.engine.over:
+                break
+        return n, last_t, registered
+
+    def _warm_loop(
+        self, days: Sequence[CachedDay], progress: Status | None, every: int
+    ) -> tuple[int, int | None, bool]:
+        """``_loop`` over day caches, applying only what someone could see.
+
+        A book or a full asset context of a season coin is *held* instead of applied when
+        nothing can read the engine's state before the next input that is applied: no timed
+        event is due at its time, no strategy input is queued before it, no strategy hooks
+        it, and (a book) its coin has a context mark (so the book sets no mid) and no order
+        waiting to activate; prints of a coin with no order resting on it, when no strategy
+        hooks prints, are applied without first applying what is held (they read none of
+        it). Held inputs of one coin and kind replace each other; all are
+        applied, in log order, before the next applied input (or a day's end). Market data
+        of other coins is skipped on the same terms (the engine ignores it). So the engine
+        makes exactly the calls of the cold pass that change what anyone reads, and every
+        line still goes into the run log in order. The cache's lines were checked in full
+        when it was built (``logs.daycache``).
+        """
+        engine = self.engine
+        engine.books_checked = True  # every line of a day cache passed the checks
+        queue = self.queue
+        write = self.log.write
+        start = self.season.start
+        defer_books = not self.book_hooks
+        defer_ctx = not any("on_asset_ctx" in e.hooks for e in self.entrants)
+        trade_hooks = bool(self.trade_hooks)
+        quiet = False  # the input about to be applied needs nothing held applied first
+        registered = False
+        last_t: int | None = None
+        n = 0
+        for day in days:
+            self.log.known(day.path, day.size, day.sha256)
+            if last_t is not None and day.n and day.t[0] < last_t:
+                raise LogError(
+                    day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
+                )
+            states = [engine.by_coin.get(coin) for coin in day.coins]
+            held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
+            times, kinds, coins, blob, offs = day.t, day.kind, day.coin, day.blob, day.offsets
+            decode = _LINE.decode  # the cache's lines were checked when it was built
+            for i in range(day.n):
+                t = times[i]
+                kind = kinds[i]
+                if (
+                    kind <= KIND_CTX
+                    and registered
+                    and t < engine._next_due
+                    and (not queue or queue[0][0] >= t)
+                ):
+                    c = coins[i]
+                    a = states[c] if c >= 0 else None
+                    if c < 0:
+                        skip = False  # prints of several coins in one message: applied
+                    elif a is None:
+                        skip = True  # another coin's market data: the engine ignores it
+                    elif kind == KIND_CTX:
+                        skip = defer_ctx
+                    elif kind == KIND_BOOK:
+                        skip = defer_books and a.ctx_mark is not None and not a.pending
+                    else:  # prints of one coin nobody hooks, with no order resting on it
+                        # touch only that coin's last print: nothing held is read first
+                        skip = False
+                        quiet = not trade_hooks and not a.resting
+                    if skip:
+                        if a is not None:
+                            held[2 * c + (kind == KIND_CTX)] = i
+                        write(bytes(blob[offs[i] : offs[i + 1] - 1]))
+                        last_t = t
+                        n += 1
+                        if progress is not None and not n & every:
+                            progress.update(n, t)
+                        continue
+                if held and not quiet:
+                    self._catch_up(day, held)
+                quiet = False
+                if not registered and t >= start:
+                    self._register(start)
+                    registered = True
+                self._flush(t)
+                raw = bytes(blob[offs[i] : offs[i + 1] - 1])
+                write(raw)
+                try:
+                    line = decode(raw)
+                except msgspec.DecodeError:
+                    line = Line(t=t)  # a line the reader took as an ignored input
+                try:
+                    out = self._apply(line)
+                except MalformedInput as exc:
+                    raise LogError(day.path, i + 2, str(exc)) from None
+                if out and line.hl is None:
+                    self.notes.logged(raw, out)
+                last_t = t
+                n += 1
+                if progress is not None and not n & every:
+                    progress.update(n, t)
+                if engine.over:
+                    return n, last_t, registered
+            if held:
+                self._catch_up(day, held)
+        return n, last_t, registered
+
+    def _catch_up(self, day: CachedDay, held: dict[int, int]) -> None:
+        """Apply the held inputs, in log order (no hook reads them; they cause no event)."""
+        apply = self.engine.apply_held
+        for i in sorted(held.values()):
+            apply(day.line(i))
+        held.clear()
 
     def _register(self, at: int) -> None:
         """Every strategy registers at ``at``, in the order given, before any input at it."""

@@ -82,6 +82,7 @@ def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
         seed=spec.seed,
         force=spec.force,
         hook_timeout_s=spec.hook_timeout,
+        cache=False,  # a watched run is paced, and may stop anywhere: no day cache
     )
     return bt, paths
 

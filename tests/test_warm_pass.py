@@ -1,0 +1,271 @@
+"""A backtest read from the day cache is the same backtest, to the byte.
+
+The warm pass (``Backtest._warm_loop``) holds back books and asset contexts nobody can read
+before the next input that is applied, and skips other coins' market data. These tests run
+strategies that act at random (seeded) with every kind of order, cancels and latency, over
+a synthetic day, three ways: without the cache, building it (the cold pass with the tee),
+and from it; every result, event, mark and run-log byte must agree.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from arena_tui.logs import daycache
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.market import AssetContext, Book, Trade
+from arena_tui.run.parts import BacktestResult, Entrant
+from arena_tui.run.stats import exit_value
+from arena_tui.season.file import resolve_season
+from arena_tui.strategy import ALO, GTC, IOC, Context, Strategy
+from engine import Season
+from engine import events as ev
+from tests.clirun import arena
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__)
+
+
+class Jumpy(Strategy):
+    """Acts at random on prints: GTC, IOC or ALO orders at or near the touch, cancels."""
+
+    def __init__(self, every: int = 40) -> None:
+        self.every = every
+
+    def on_trades(self, ctx: Context, trades: list[Trade]) -> None:
+        coin = trades[0].coin
+        roll = ctx.rng.randrange(self.every)
+        if roll == 0 and ctx.open_slots > 1:
+            book = ctx.market(coin).book
+            if book is None or book.best_bid_e8 is None or book.best_ask_e8 is None:
+                return
+            is_buy = ctx.rng.random() < 0.5
+            near = book.best_bid_e8 if is_buy else book.best_ask_e8
+            px = ctx.grid_e8(coin, near, is_buy)
+            sz = ctx.sz_e8(coin, "0.01") if coin == "BTC" else ctx.sz_e8(coin, "0.2")
+            tif = (GTC, IOC, ALO)[ctx.rng.randrange(3)]
+            ctx.order(ctx.asset_of(coin), is_buy, px, sz, False, tif)
+        elif roll == 1 and ctx.orders_on(coin):
+            ctx.cancel_all(coin)
+
+
+class JumpyEvents(Jumpy):
+    """The same, and it reads the market on its own events and marks."""
+
+    def __init__(self) -> None:
+        super().__init__(25)
+        self.seen: list[tuple[int, str, int | None]] = []
+
+    def on_event(self, ctx: Context, event: ev.AnyEvent) -> None:
+        book = ctx.market(ctx.coins[0]).book
+        self.seen.append((ctx.t, type(event).__name__, book.best_bid_e8 if book else None))
+
+    def on_mark(self, ctx: Context, mark: ev.MinuteMark) -> None:
+        for coin in ctx.coins:
+            book = ctx.market(coin).book
+            self.seen.append((ctx.t, coin, None if book is None else book.best_ask_e8))
+
+
+class Watcher(Jumpy):
+    """Hooks books and contexts too: nothing may be held for it."""
+
+    def __init__(self) -> None:
+        super().__init__(60)
+        self.books = 0
+        self.ctxs: list[tuple[int, int | None]] = []
+
+    def on_book(self, ctx: Context, book: Book) -> None:
+        self.books += 1
+
+    def on_asset_ctx(self, ctx: Context, asset_ctx: AssetContext) -> None:
+        self.ctxs.append((ctx.t, asset_ctx.mark_e8))
+
+
+class Minutely(Strategy):
+    """Acts only on its minute marks (no print, book or context hook): a resting GTC at
+    the touch on one coin, a cancel, or an IOC through it, at random. It reads every
+    coin's market on its own events (a fill of a resting order comes with a print)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, str, int | None, int | None]] = []
+
+    def on_event(self, ctx: Context, event: ev.AnyEvent) -> None:
+        for coin in ctx.coins:
+            book = ctx.market(coin).book
+            bid = None if book is None else book.best_bid_e8
+            self.seen.append((ctx.t, type(event).__name__, bid, ctx.market(coin).mark_e8))
+
+    def on_mark(self, ctx: Context, mark: ev.MinuteMark) -> None:
+        coin = ctx.coins[ctx.rng.randrange(len(ctx.coins))]
+        roll = ctx.rng.randrange(4)
+        if roll == 0 and ctx.orders_on(coin):
+            ctx.cancel_all(coin)
+            return
+        book = ctx.market(coin).book
+        if book is None or book.best_bid_e8 is None or book.best_ask_e8 is None:
+            return
+        if ctx.open_slots < 2:
+            return
+        is_buy = ctx.rng.random() < 0.5
+        sz = ctx.sz_e8(coin, "0.01") if coin == "BTC" else ctx.sz_e8(coin, "0.2")
+        if roll == 1:  # through the touch: fills at once
+            far = book.best_ask_e8 if is_buy else book.best_bid_e8
+            ctx.order(ctx.asset_of(coin), is_buy, ctx.grid_e8(coin, far, is_buy), sz, False, IOC)
+        else:  # at the touch: rests, fills on a later print
+            near = book.best_bid_e8 if is_buy else book.best_ask_e8
+            ctx.order(ctx.asset_of(coin), is_buy, ctx.grid_e8(coin, near, is_buy), sz, False, GTC)
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("warm") / "day.jsonl.gz"
+    cmd = [sys.executable, "-m", "arena_tui.cli", "synth", "--coins", "BTC,ETH,SOL"]
+    cmd += ["--hours", "2", "--seed", "11", "--out", str(out)]
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+    return out
+
+
+def entrants(kind: str) -> list[Entrant]:
+    if kind == "minutely":
+        return [Entrant("minutely", Minutely(), HERE)]
+    if kind == "jumpy":
+        return [Entrant("jumpy", Jumpy(), HERE), Entrant("events", JumpyEvents(), HERE)]
+    return [Entrant("watcher", Watcher(), HERE), Entrant("jumpy", Jumpy(), HERE)]
+
+
+def run_once(
+    day: Path, tmp: Path, kind: str, season: Season, *, cache: bool, thin: bool, latency: int
+) -> tuple[BacktestResult, bytes, list[Any]]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    es = entrants(kind)
+    bt = Backtest(
+        season,
+        es,
+        run_log=tmp / "run.jsonl",
+        latency_ms=latency,
+        seed=3,
+        exit_value=exit_value,
+        thin=thin,
+        cache=cache,
+    )
+    result = bt.run([str(day)])
+    seen = [getattr(e.strategy, "seen", None) for e in es]
+    seen += [getattr(e.strategy, "ctxs", None) for e in es]
+    seen += [getattr(e.strategy, "books", None) for e in es]
+    return result, (tmp / "run.jsonl").read_bytes(), seen
+
+
+def summary(result: BacktestResult) -> dict[str, Any]:
+    return {
+        "replay": msgspec.to_builtins(result.replay.ranking),
+        "log_sha256": result.replay.log_sha256,
+        "fills_sha256": result.replay.fills_sha256,
+        "end": result.replay.end,
+        "final": result.replay.final,
+        "inputs": result.inputs,
+        "own": result.own_inputs,
+        "dropped": result.dropped,
+        "fills": [msgspec.to_builtins(f) for f in result.fill_events],
+        "marks": {e.name: [vars(m) for m in e.stats.marks] for e in result.entrants},
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "thin", "latency", "coins"),
+    [
+        ("jumpy", True, 0, None),
+        ("jumpy", False, 250, ("BTC", "SOL")),
+        ("watcher", True, 40, None),
+        ("minutely", True, 0, None),
+        ("minutely", False, 1500, ("ETH", "SOL")),
+    ],
+)
+def test_a_warm_backtest_is_the_cold_one_to_the_byte(
+    day: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    thin: bool,
+    latency: int,
+    coins: tuple[str, ...] | None,
+) -> None:
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    season = resolve_season([str(day)], None)
+    if coins is not None:  # the other coin's market data is skipped, never applied
+        season = msgspec.structs.replace(
+            season, markets=[m for m in season.markets if m.coin in coins]
+        )
+    args = {"kind": kind, "season": season, "thin": thin, "latency": latency}
+    plain = run_once(day, tmp_path / "plain", cache=False, **args)  # type: ignore[arg-type]
+    assert daycache.open_day(day, [m.coin for m in season.markets]) is None
+    building = run_once(day, tmp_path / "build", cache=True, **args)  # type: ignore[arg-type]
+    cached = daycache.open_day(day, [m.coin for m in season.markets])
+    assert cached is not None, "the cold pass wrote no cache"
+    cached.close()
+    warm = run_once(day, tmp_path / "warm", cache=True, **args)  # type: ignore[arg-type]
+    want = summary(plain[0])
+    assert want["fills"], "the strategies never traded: the test shows nothing"
+    assert summary(building[0]) == want
+    assert summary(warm[0]) == want
+    assert building[1] == plain[1]
+    assert warm[1] == plain[1]
+    assert building[2] == plain[2]
+    assert warm[2] == plain[2]
+
+
+def test_the_warm_pass_holds_back_what_nobody_reads(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a speed test: the warm pass must actually apply fewer inputs than it reads, for
+    a strategy that hooks no market data (for one hooking every print, little can wait)."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    season = resolve_season([str(day)], None)
+    applied: list[int] = []
+
+    class Counting(Backtest):
+        def _apply(self, line: Any) -> list[ev.AnyEvent]:
+            applied.append(line.t)
+            return super()._apply(line)
+
+    for _ in range(2):  # build, then warm
+        applied.clear()
+        bt = Counting(season, entrants("minutely"), run_log=None, cache=True)
+        result = bt.run([str(day)])
+        assert result.fill_events, "no fills: the test shows nothing"
+    assert len(applied) < result.inputs * 0.6, (len(applied), result.inputs)
+
+
+def test_arena_backtest_writes_the_same_run_directory_with_and_without_the_cache(
+    day: Path, tmp_path: Path
+) -> None:
+    """Through the command: --no-cache, then the run that builds the cache, then a warm
+    one; every file of the three run directories is the same, byte for byte."""
+    env = {**os.environ, "ARENA_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("ARENA_CACHE", None)
+    outs = []
+    for name, extra in (("none", ["--no-cache"]), ("build", []), ("warm", [])):
+        out = tmp_path / name
+        done = arena(
+            "backtest", "strategies/momentum.py", str(day), "--vs", "strategies/control_random.py",
+            "--out", str(out), "--json", *extra, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outs.append((out, done.stdout))
+        cached = list((tmp_path / "cache").glob("*.day"))
+        assert (name == "none") == (not cached), (name, cached)
+    files = sorted(p.name for p in outs[0][0].iterdir())
+    assert "run.jsonl" in files and "report.json" in files
+    for out, stdout in outs[1:]:
+        assert sorted(p.name for p in out.iterdir()) == files
+        for name in files:
+            assert (out / name).read_bytes() == (outs[0][0] / name).read_bytes(), name
+        assert stdout == outs[0][1]

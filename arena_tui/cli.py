@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from arena_tui.commands import imports, logs, season
+from arena_tui.commands import cache, imports, logs, season
 from arena_tui.commands.backtest import backtest_command
 from arena_tui.commands.host import host_command, register_command
 from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
 from arena_tui.commands.screens import Screens
+from arena_tui.commands.sweep import sweep_command
 from arena_tui.commands.synth import synth_command
 from arena_tui.commands.verify import verify_command
 from arena_tui.util.errors import run_cli
@@ -60,9 +61,11 @@ app.command("register")(register_command)
 app.command("record")(record_command)
 app.command("synth")(synth_command)
 app.command("verify")(verify_command)
+app.command("sweep")(sweep_command)
 app.add_typer(season.app, name="season")
 app.add_typer(imports.app, name="import")
 app.add_typer(logs.app, name="logs")
+app.add_typer(cache.app, name="cache")
 
 
 def main() -> None:

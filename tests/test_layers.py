@@ -27,6 +27,7 @@ ROOMS = (
     "report",
     "run",
     "season",
+    "sweep",
     "synth",
     "tui",
     "util",
@@ -133,10 +134,10 @@ def test_a_type_only_cycle_inside_a_room_fails(tree: Path) -> None:
 
 
 def test_a_new_room_must_be_placed_in_the_layers(tree: Path) -> None:
-    (tree / "arena_tui/sweep").mkdir()
-    (tree / "arena_tui/sweep/__init__.py").write_text('"""A room no layer names."""\n')
+    (tree / "arena_tui/fetch").mkdir()
+    (tree / "arena_tui/fetch/__init__.py").write_text('"""A room no layer names."""\n')
     out = broken(tree)
-    assert "arena_tui.sweep" in out, out
+    assert "arena_tui.fetch" in out, out
 
 
 def docstring(path: Path) -> str:

@@ -1,0 +1,364 @@
+"""``arena sweep``: many variants of a strategy over many days, judged out of sample.
+
+``arena sweep STRATEGY DAYS... --param NAME=SPEC...`` starts one (a new directory holding
+its store), ``arena sweep --resume DIR`` continues one that stopped, ``arena sweep show
+DIR`` prints a finished one again. All three run the same deterministic driver; the store
+answers every job it already holds (``show`` runs none).
+
+Why one module: one command with three forms sharing one set of options; the options'
+declarations and help are most of it, and the work is in ``arena_tui.sweep``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from arena_tui.report.layout import terminal_width
+from arena_tui.sweep import SweepError
+from arena_tui.sweep.config import (
+    Config,
+    load,
+    new_config,
+    open_store,
+    saved_config,
+    sweep_dir,
+)
+from arena_tui.sweep.driver import Missing, Runner, run_sweep, sweep_doc
+from arena_tui.sweep.execute import executor
+from arena_tui.sweep.output import render
+from arena_tui.sweep.plot import svg
+from arena_tui.sweep.progress import Line, Progress, expected_jobs
+from arena_tui.sweep.space import make_search
+from arena_tui.sweep.store import STORE_FILE, SweepStore
+from arena_tui.util.human import duration, plural
+from arena_tui.util.jsonout import dumps
+from arena_tui.util.options import JsonOpt, LatencyOpt
+from arena_tui.util.outputs import writing
+
+RESULT_FILE = "sweep.json"
+PLOT_FILE = "plot.svg"
+
+
+def sweep_command(
+    strategy: Annotated[
+        str | None,
+        typer.Argument(
+            help="Strategy file to sweep (its parameters: docs/strategies.md); or 'show' "
+            "and a sweep directory to print a finished sweep again.",
+            metavar="STRATEGY",
+            show_default=False,
+        ),
+    ] = None,
+    days: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Recorded days: log files, or directories of them (every *.jsonl* in it); "
+            "ordered by their first input time, each day a run of its own.",
+            metavar="DAYS...",
+            show_default=False,
+        ),
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-p",
+            metavar="NAME=SPEC",
+            help="A parameter's values: a list (lookback_s=30,60,120), a range lo..hi:step "
+            "(edge_bps=5..50:5) or one value; repeat for each parameter. Wins over --file.",
+            show_default=False,
+        ),
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            help="A TOML sweep file: a \\[params] table (lists, 'lo..hi:step' strings or "
+            "values) and optional search, trials, seed, holdout, folds, epoch; the command "
+            "line wins.",
+            dir_okay=False,
+        ),
+    ] = None,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            "--search",
+            help="grid (every combination), random (seeded draws without repeats) or tpe "
+            "(Optuna's TPE, seeded). Default: grid.",
+            show_default=False,
+        ),
+    ] = None,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            "--trials", min=1, help="How many variants to try (random and tpe; caps grid)."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="One seed for the search, the strategies' generators and the bootstraps: "
+            "the same seed, the same sweep. Default: 0.",
+            show_default=False,
+        ),
+    ] = None,
+    holdout: Annotated[
+        str | None,
+        typer.Option(
+            "--holdout",
+            help="The share of days held out, the last ones by calendar order (30% or 0.3). "
+            "Default: 30%.",
+            show_default=False,
+        ),
+    ] = None,
+    folds: Annotated[
+        int | None,
+        typer.Option(
+            "--folds",
+            min=1,
+            help="Walk-forward folds instead of one holdout: K test stretches, each judged by "
+            "a search over every day before it.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=0,
+            help="Local worker processes (default: the usable cores; 1: in this process).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            metavar="tcp://HOST:8786",
+            help="Run the jobs on this Dask scheduler's workers (they read the days at the "
+            "same paths, checked by SHA-256). README: starting a cluster.",
+        ),
+    ] = None,
+    batch: Annotated[
+        int | None,
+        typer.Option(
+            "--batch",
+            min=1,
+            help="Variants per engine pass (one job a day per batch). Default: 64 for grid "
+            "and random, 8 for tpe (it learns between batches).",
+            show_default=False,
+        ),
+    ] = None,
+    epoch: Annotated[
+        str | None,
+        typer.Option(
+            "--epoch",
+            help="Block length for the bootstrap and the reality check (30m, 1h, 1d). Default: 1h.",
+            show_default=False,
+        ),
+    ] = None,
+    latency_ms: LatencyOpt = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="The sweep's directory (its store sweep.sqlite, sweep.json, plot.svg). "
+            "Default: a new one under the data directory's sweeps/.",
+            file_okay=False,
+        ),
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            metavar="DIR",
+            help="Continue the sweep in DIR where it stopped (nothing finished is run again).",
+            file_okay=False,
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Sweep STRATEGY's parameters over DAYS and judge the best variant out of sample.
+
+    The days are split by calendar order: the search ranks variants by their mean
+    S on the training days only; the chosen one then runs on the held-out days
+    against the random control (the block bootstrap: better, worse or
+    indistinguishable from luck). On the training days, White's reality check
+    says how likely the best of all the variants tried leads the control by as
+    much by luck alone.
+
+    Each batch of variants runs as one engine pass per day (fills never deplete
+    the book, so variants cannot affect each other), days in parallel on local
+    processes or a Dask cluster. Every finished job is stored at once: a stopped
+    sweep resumes with --resume DIR. docs/sweep.md says more.
+
+    Example: [cyan]arena sweep strategies/momentum.py days/
+    --param window_ms=60000,300000 --param min_rise_e8=50000..250000:50000[/]
+
+    Then [cyan]arena sweep show DIR[/] prints it again, and [cyan]arena sweep
+    --resume DIR[/] continues one that stopped.
+    """
+    if strategy == "show" and not Path("show").is_file():
+        _only(
+            strategy=None,
+            days=None,
+            param=param,
+            file=file,
+            search=search,
+            trials=trials,
+            seed=seed,
+            holdout=holdout,
+            folds=folds,
+            batch=batch,
+            epoch=epoch,
+            out=out,
+            resume=resume,
+            workers=workers,
+            cluster=cluster,
+            latency_ms=latency_ms,
+            what="show DIR",
+        )
+        if not days or len(days) != 1:
+            raise SweepError("arena sweep show takes one sweep directory: arena sweep show DIR")
+        show(days[0], as_json)
+        return
+    if resume is not None:
+        _only(
+            strategy=strategy,
+            days=days,
+            param=param,
+            file=file,
+            search=search,
+            trials=trials,
+            seed=seed,
+            holdout=holdout,
+            folds=folds,
+            batch=batch,
+            epoch=epoch,
+            out=out,
+            resume=None,
+            workers=None,
+            cluster=None,
+            latency_ms=latency_ms,
+            what="--resume DIR",
+        )
+        store = open_store(resume)
+        cfg = saved_config(store, resume)
+        cfg.check_strategy()
+        sweep(cfg, store, resume, workers, cluster, as_json)
+        return
+    if strategy is None:
+        raise SweepError(
+            "give a strategy file and days: arena sweep STRATEGY DAYS... --param "
+            "NAME=SPEC (or --resume DIR, or show DIR)"
+        )
+    cfg = new_config(
+        strategy,
+        days or [],
+        param or [],
+        file,
+        search,
+        trials,
+        seed,
+        holdout,
+        folds,
+        batch,
+        epoch,
+        latency_ms,
+    )
+    directory = sweep_dir(out, cfg)
+    store = SweepStore(directory / STORE_FILE)
+    store.save_config(cfg.to_doc())
+    sweep(cfg, store, directory, workers, cluster, as_json)
+
+
+def _only(*, what: str, latency_ms: int, **given: Any) -> None:
+    """With ``show`` or ``--resume``, the settings come from the sweep: refuse others."""
+    extra = [k for k, v in given.items() if v not in (None, [], False)]
+    if latency_ms:
+        extra.append("latency_ms")
+    if extra:
+        opts = ", ".join(
+            "DAYS" if k == "days" else "STRATEGY" if k == "strategy" else "--" + k.replace("_", "-")
+            for k in extra
+        )
+        raise SweepError(f"{what} takes the sweep's settings from DIR: no {opts} with it")
+
+
+def sweep(
+    cfg: Config,
+    store: SweepStore,
+    directory: Path,
+    workers: int | None,
+    cluster: str | None,
+    as_json: bool,
+) -> None:
+    strat = load(cfg)
+    total = make_search(cfg.search, strat.space, trials=cfg.trials, seed=cfg.seed).total  # type: ignore[arg-type]
+    line = Line(expected_jobs(cfg, total))
+    progress = Progress(report=line, total=total)
+    sys.stderr.write(
+        f"arena: sweep of {strat.base} ({cfg.search}"
+        f"{', ' + plural(total, 'variant') if total else ''}) over {plural(len(cfg.days), 'day')}"
+        f", writing {directory}\n"
+    )
+    try:
+        with executor(workers, cluster) as pool:
+            run = Runner(cfg, store, pool, progress)
+            folds = run_sweep(run, strat)
+    except KeyboardInterrupt:
+        line.done()
+        sys.stderr.write(
+            f"arena: sweep interrupted; what finished is stored: arena sweep --resume "
+            f"{shlex.quote(str(directory))} continues it\n"
+        )
+        raise SystemExit(130) from None
+    finally:
+        line.done()
+        store.close()
+    doc = sweep_doc(cfg, strat, folds) | where(directory)
+    with writing(directory, "--out"):
+        (directory / RESULT_FILE).write_text(dumps(doc) + "\n", encoding="utf-8")
+        (directory / PLOT_FILE).write_text(svg(doc), encoding="utf-8")
+    sys.stderr.write(
+        f"arena: {plural(progress.jobs_done, 'job')} run now, {progress.jobs_reused:,} found in "
+        f"the store; {duration(int((time.monotonic() - progress.started) * 1000))}\n"
+    )
+    emit(doc, as_json)
+
+
+def where(directory: Path) -> dict[str, str]:
+    d = directory.absolute()
+    return {"dir": str(d), "plot": str(d / PLOT_FILE)}
+
+
+def emit(doc: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(dumps(doc))
+    else:
+        typer.echo(render(doc, terminal_width()))
+
+
+def show(directory: Path, as_json: bool) -> None:
+    """A sweep printed again from its store: the same driver, no job run."""
+    store = open_store(directory)
+    try:
+        cfg = saved_config(store, directory)
+        strat = load(cfg)
+        run = Runner(cfg, store, None, Progress())
+        try:
+            folds = run_sweep(run, strat)
+        except Missing:
+            raise SweepError(
+                f"{directory}: the sweep is not finished: arena sweep --resume "
+                f"{shlex.quote(str(directory))} continues it"
+            ) from None
+    finally:
+        store.close()
+    doc = sweep_doc(cfg, strat, folds) | where(directory)
+    emit(doc, as_json)

@@ -1,0 +1,274 @@
+"""``arena sweep`` end to end through the CLI, on four synthetic one-hour days.
+
+A grid sweep prints the ranked table, the held-out verdict, the reality check and the
+plot, writes sweep.json and plot.svg, and its rerun line reproduces the chosen trial with
+``arena backtest --param``; ``show`` prints it again; a sweep killed (-9) after two jobs
+resumes without running a finished job again and ends with the same table; walk-forward
+folds judge each test stretch with a search over earlier days only; bad input is one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from arena_tui.sweep.plot import bar, groups
+from arena_tui.sweep.progress import Line, Progress
+from tests.clirun import ROOT, arena, one_error_line
+
+MOMENTUM = str(ROOT / "strategies" / "momentum.py")
+GRID = ["--param", "window_ms=60000,300000", "--param", "min_rise_e8=50000,150000"]
+SETTINGS = ["--holdout", "25%", "--epoch", "10m", "--workers", "1"]
+KILL_ENV = "ARENA_SWEEP_KILL_AFTER_JOBS"
+WIDE = os.environ | {"COLUMNS": "400"}  # the report's prose unwrapped
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four one-hour, two-coin days, written out of calendar order (names say nothing)."""
+    d = tmp_path_factory.mktemp("days")
+    for name, day in (("b", "04"), ("a", "02"), ("d", "01"), ("c", "03")):
+        done = arena(
+            "synth",
+            "--coins",
+            "BTC,ETH",
+            "--hours",
+            "1",
+            "--start",
+            f"2026-12-{day}",
+            "--seed",
+            day,
+            "--out",
+            str(d / f"{name}.jsonl.gz"),
+        )
+        assert done.returncode == 0, done.stderr
+    return d
+
+
+@pytest.fixture(scope="module")
+def swept(days: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One finished grid sweep: its directory and what it printed."""
+    out = tmp_path_factory.mktemp("sweep") / "s"
+    done = arena("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=WIDE)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return out, done.stdout
+
+
+def body(text: str) -> list[str]:
+    """The printed result without the line naming the sweep's directory."""
+    return [line for line in text.splitlines() if not line.startswith("plot: ")]
+
+
+def test_grid_sweep_prints_the_table_verdicts_and_plot(swept: tuple[Path, str], days: Path) -> None:
+    out, text = swept
+    lines = text.splitlines()
+    assert lines[0].startswith("sweep of momentum: 4 variants (grid search, seed 0) over 4 days")
+    assert "3 training (2026-12-01 .. 2026-12-03), 1 held out (2026-12-04)" in lines[0]
+    head = next(line for line in lines if line.startswith("rank"))
+    for col in (
+        "variant",
+        "window_ms",
+        "min_rise_e8",
+        "train S",
+        "held-out S",
+        "verdict",
+        "fills",
+        "rejections",
+    ):
+        assert col in head
+    table = lines[lines.index(head) + 1 : lines.index("", lines.index(head))]
+    rows = [line for line in table if line[:4].strip().isdigit()]
+    assert [r.split()[0] for r in rows] == ["1", "2", "3", "4"]
+    assert table[-1].split()[0] == "control_random"
+    assert any(line.startswith("held out: ") for line in lines)
+    assert any(line.startswith("luck: ") and "White's reality check" in line for line in lines)
+    assert "score against each parameter" in text and "\nwindow_ms\n" in text
+
+    doc = json.loads((out / "sweep.json").read_text())
+    fold = doc["folds"][0]
+    assert fold["holdout_days"] == [str(days / "b.jsonl.gz")]  # the last by time, not name
+    assert fold["train_days"] == [str(days / f"{n}.jsonl.gz") for n in "dac"]  # Dec 1, 2, 3
+    scores = [v["score"] for v in fold["variants"]]
+    assert scores == sorted(scores, reverse=True)
+    for v in fold["variants"]:
+        assert v["score"] == int(sum(v["day_scores"]) / 3)  # the mean over the training days
+    assert doc["chosen"]["name"] == fold["variants"][0]["name"]
+    assert doc["verdict"]["verdict"] in {"better", "worse", "indistinguishable"}
+    assert doc["verdict"]["paired_blocks"] == 6  # one held-out hour in 10-minute blocks
+    assert 0 < doc["reality_check"]["p_value"] <= 1 and doc["reality_check"]["variants"] == 4
+
+    svg = ET.parse(out / "plot.svg").getroot()
+    circles = svg.findall(".//{http://www.w3.org/2000/svg}circle")
+    assert len(circles) == 4 * 2  # each variant in each parameter's panel
+
+    # the rerun line reproduces the chosen trial on its held-out day, score for score
+    at = next(i for i, x in enumerate(lines) if x.startswith("rerun the chosen variant"))
+    words = lines[at + 1].split()
+    assert words[:2] == ["arena", "backtest"]
+    again = arena(*words[1:], "--out", str(out / "rerun"))
+    assert again.returncode == 0, again.stderr
+    ranking = json.loads((out / "rerun" / "ranking.json").read_text())["ranking"]
+    rows_by_name = {r["entry"]: r["score"] for r in ranking}
+    assert rows_by_name[doc["chosen"]["name"]] == doc["chosen"]["holdout_score"]
+
+
+def test_show_prints_the_same_result(swept: tuple[Path, str]) -> None:
+    out, text = swept
+    shown = arena("sweep", "show", str(out), env=WIDE)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == text
+    as_json = arena("sweep", "show", str(out), "--json")
+    assert json.loads(as_json.stdout) == json.loads((out / "sweep.json").read_text())
+
+
+def test_resume_after_kill_runs_nothing_finished_again(
+    swept: tuple[Path, str], days: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "s"
+    env = WIDE | {KILL_ENV: "2"}
+    killed = arena("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=env)
+    assert killed.returncode == -signal.SIGKILL  # kill -9 after two jobs were stored
+    assert "not finished" in one_error_line(arena("sweep", "show", str(out)))
+    resumed = arena("sweep", "--resume", str(out), env=WIDE)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "arena: 2 jobs run now, 2 found in the store" in resumed.stderr
+    with sqlite3.connect(out / "sweep.sqlite") as db:  # each (split, day) job once
+        jobs = db.execute("SELECT split, day FROM jobs").fetchall()
+    assert len(jobs) == len(set(jobs)) == 4
+    assert body(resumed.stdout) == body(swept[1])
+    again = arena("sweep", "--resume", str(out), env=WIDE)  # finished: runs nothing, same table
+    assert "arena: 0 jobs run now, 4 found in the store" in again.stderr
+    assert body(again.stdout) == body(swept[1])
+
+
+def test_tpe_resumed_after_kill_asks_and_ends_the_same(days: Path, tmp_path: Path) -> None:
+    """A resumed TPE search replays its stored results into the sampler in trial order, so
+    it asks the same trials as an uninterrupted one (three batches of four here)."""
+    args = [
+        MOMENTUM,
+        str(days),
+        "--param",
+        "window_ms=60000..300000:60000",
+        "--param",
+        "min_rise_e8=50000..250000:50000",
+        "--search",
+        "tpe",
+        "--trials",
+        "10",
+        "--batch",
+        "4",
+        "--seed",
+        "3",
+        *SETTINGS,
+        "--json",
+    ]
+    whole = arena("sweep", *args, "--out", str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+    env = os.environ | {KILL_ENV: "5"}  # in the second batch
+    killed = arena("sweep", *args, "--out", str(tmp_path / "cut"), env=env)
+    assert killed.returncode == -signal.SIGKILL
+    resumed = arena("sweep", "--resume", str(tmp_path / "cut"), "--json")
+    assert "arena: 5 jobs run now, 5 found in the store" in resumed.stderr
+    a, b = json.loads(whole.stdout), json.loads(resumed.stdout)
+    assert len(a["folds"][0]["variants"]) == 10
+    assert a["folds"] == b["folds"] and a["verdict"] == b["verdict"]
+
+
+def test_resume_refuses_a_changed_strategy(days: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine.py"
+    mine.write_text(Path(MOMENTUM).read_text())
+    out = tmp_path / "s"
+    env = os.environ | {KILL_ENV: "1"}
+    killed = arena("sweep", str(mine), str(days), *GRID, *SETTINGS, "--out", str(out), env=env)
+    assert killed.returncode == -signal.SIGKILL
+    mine.write_text(mine.read_text() + "\n# tuned by hand since\n")
+    said = one_error_line(arena("sweep", "--resume", str(out)))
+    assert f"{mine} changed since the sweep started" in said
+
+
+def test_folds_and_random_search(days: Path, tmp_path: Path) -> None:
+    args = [
+        MOMENTUM,
+        str(days),
+        "--param",
+        "window_ms=60000..300000:60000",
+        "--search",
+        "random",
+        "--trials",
+        "3",
+        "--seed",
+        "5",
+        "--folds",
+        "2",
+        "--epoch",
+        "10m",
+        "--json",
+    ]
+    first = arena("sweep", *args, "--workers", "2", "--out", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    folds = doc["folds"]
+    assert [len(f["train_days"]) for f in folds] == [2, 3]  # expanding, by calendar order
+    assert [len(f["holdout_days"]) for f in folds] == [1, 1]
+    assert folds[0]["holdout_days"] == [folds[1]["train_days"][-1]]
+    assert all(len(f["variants"]) == 3 for f in folds)
+    assert doc["verdict"]["paired_blocks"] == 12  # both folds' held-out blocks, pooled
+    second = arena("sweep", *args, "--workers", "1", "--out", str(tmp_path / "b"))
+    other = json.loads(second.stdout)
+    assert [v["name"] for v in other["folds"][0]["variants"]] == [
+        v["name"] for v in folds[0]["variants"]
+    ]
+    assert other["folds"] == folds and other["verdict"] == doc["verdict"]  # whatever ran it
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ([MOMENTUM, "DAYS", "--param", "window=1,2"], "no parameter 'window'"),
+        ([MOMENTUM, "DAYS", "--param", "window_ms=abc"], "window_ms"),
+        ([MOMENTUM, "DAYS", "--param", "window_ms=5..1"], "above its high end"),
+        ([MOMENTUM, "DAYS"], "nothing to sweep"),
+        ([MOMENTUM, "EMPTY", "--param", "window_ms=1,2"], "no logs"),
+        ([MOMENTUM, "--param", "window_ms=1,2"], "no days"),
+        ([MOMENTUM, "ONE", "--param", "window_ms=1,2"], "at least one training day"),
+        ([MOMENTUM, "DAYS", "--param", "window_ms=1,2", "--search", "best"], "--search"),
+        ([MOMENTUM, "DAYS", "--param", "window_ms=1,2", "--holdout", "150%"], "--holdout"),
+        (["show", "EMPTY"], "not a sweep directory"),
+        (["--resume", "EMPTY", "--param", "window_ms=1,2"], "no --param"),
+        (["nothing.py", "DAYS", "--param", "window_ms=1,2"], "no such strategy file"),
+    ],
+)
+def test_bad_input_is_one_line(days: Path, tmp_path: Path, args: list[str], said: str) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    where = {"DAYS": str(days), "EMPTY": str(empty), "ONE": str(days / "a.jsonl.gz")}
+    out = [] if args[0] in ("show", "--resume") else ["--out", str(tmp_path / "o")]
+    done = arena("sweep", *[where.get(a, a) for a in args], *out)
+    assert said in one_error_line(done)
+    assert not (tmp_path / "o" / "sweep.sqlite").exists()
+
+
+def test_plot_groups_and_bars() -> None:
+    many = [(v, v * 10) for v in range(40)]
+    rows = groups(many)
+    assert len(rows) == 12 and sum(len(s) for _, s, _ in rows) == 40
+    assert rows[0][2] and not any(r[2] for r in rows[1:])  # the first point's bin is marked
+    assert [label for label, _, _ in groups([(True, 1), (False, 2)])] == ["false", "true"]
+    assert bar(-5, 10).index("|") == bar(5, 10).index("|")  # zero stays in one column
+    assert bar(-10, 10).lstrip().startswith("█") and bar(10, 10).rstrip().endswith("█")
+
+
+def test_progress_line_says_trials_best_and_time_left() -> None:
+    line = Line(total_jobs=10)
+    p = Progress(trials=4, jobs_done=2, jobs_reused=3, best=("momentum-x", 1_234_567))
+    p.started -= 4.0
+    text = line.text(p)
+    assert text.startswith("sweep: 4 trials asked, 2 jobs done, best momentum-x 1.23%")
+    assert "~10.0 s left" in text  # 2 s a job, 5 of 10 left

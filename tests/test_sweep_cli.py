@@ -9,12 +9,14 @@ folds judge each test stretch with a search over earlier days only; bad input is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -272,3 +274,43 @@ def test_progress_line_says_trials_best_and_time_left() -> None:
     text = line.text(p)
     assert text.startswith("sweep: 4 trials asked, 2 jobs done, best momentum-x 1.23%")
     assert "~10.0 s left" in text  # 2 s a job, 5 of 10 left
+
+
+def test_local_workers_exit_when_the_driver_is_killed(days: Path, tmp_path: Path) -> None:
+    """kill -9 of the driver must not leave its worker processes waiting forever."""
+    psutil = pytest.importorskip("psutil")
+    import subprocess
+    import sys
+    import time
+
+    env = WIDE | {KILL_ENV: "1"}
+    cmd = [sys.executable, "-m", "arena_tui.cli", "sweep", MOMENTUM, str(days), *GRID]
+    cmd += ["--holdout", "25%", "--epoch", "10m", "--workers", "2", "--out", str(tmp_path / "s")]
+    driver = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    me = psutil.Process()
+    seen: set[int] = set()
+    while driver.poll() is None:  # the workers are the forkserver's children, not the driver's
+        for p in me.children(recursive=True):
+            if p.pid != driver.pid:
+                seen.add(p.pid)
+        time.sleep(0.05)
+    assert driver.returncode == -signal.SIGKILL
+    assert seen, "no worker process was seen"
+    deadline = time.monotonic() + 30
+    alive = {pid for pid in seen if running(psutil, pid)}
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = {pid for pid in alive if running(psutil, pid)}
+    for pid in alive:
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(pid).kill()
+    assert not alive, f"workers still running after the driver died: {sorted(alive)}"
+
+
+def running(psutil: Any, pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False

@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.logs import span
+from arena_tui.logs.daycache import cache_enabled
 from arena_tui.logs.thinlog import file_sha256
 from arena_tui.report.verdict import CONTROL, block_scores, parse_epoch
 from arena_tui.run.backtest import Backtest
@@ -212,6 +213,7 @@ def run_job(job: Job) -> DayResult:
             latency_ms=job.latency_ms,
             seed=job.seed,
             exit_value=exit_value,
+            cache=cache_enabled(),  # a day is run once a batch: read it from the day cache
         )
         bt.guard.echo = False  # K variants' prints on a worker's stderr say nothing
         result = bt.run([job.day.path])

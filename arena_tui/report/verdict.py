@@ -194,6 +194,23 @@ def judge(boot: Bootstrap | None, blocks: int) -> tuple[str, str]:
     return "indistinguishable", "indistinguishable from luck"
 
 
+def paired_verdict(diffs: Sequence[int], seed: int) -> dict[str, Any]:
+    """The block bootstrap of paired block differences and what it says: the fields
+    report.json's "verdict" (and a sweep's held-out verdict) carry about it."""
+    boot = bootstrap(diffs, seed) if len(diffs) >= 2 else None
+    code, text = judge(boot, len(diffs))
+    return {
+        "paired_blocks": len(diffs),
+        "mean_diff": None if boot is None else boot.mean,
+        "interval": None if boot is None else [boot.low, boot.high],
+        "confidence_pct": CONFIDENCE_PCT,
+        "resamples": RESAMPLES,
+        "seed": seed,
+        "verdict": code,
+        "text": text,
+    }
+
+
 def verdict_doc(
     entries: Sequence[tuple[str, Sequence[MarkRow]]],
     *,
@@ -245,17 +262,7 @@ def verdict_doc(
     for row in doc["blocks"]:
         s = row["start"]
         row["diff"] = mine[s].score - theirs[s].score if s in mine and s in theirs else None
-    boot = bootstrap(diffs, seed) if len(diffs) >= 2 else None
-    code, text = judge(boot, len(diffs))
-    doc |= {
-        "paired_blocks": len(diffs),
-        "mean_diff": None if boot is None else boot.mean,
-        "interval": None if boot is None else [boot.low, boot.high],
-        "confidence_pct": CONFIDENCE_PCT,
-        "resamples": RESAMPLES,
-        "seed": seed,
-        "verdict": code,
-        "text": text,
+    doc |= paired_verdict(diffs, seed) | {
         "note": (
             f"only {plural(len(diffs), 'block')}: the interval is rough; more days or a shorter "
             "--epoch tell more"

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena_tui.report.verdict import CONFIDENCE_PCT, RESAMPLES, bootstrap, judge
+from arena_tui.report.verdict import paired_verdict
 from arena_tui.run.params import ParamValue
 from arena_tui.sweep.jobs import EntryResult
 from arena_tui.sweep.luck import reality_check
@@ -89,18 +89,7 @@ def luck_doc(
 
 def verdict_doc(diffs: Sequence[int], seed: int) -> dict[str, Any]:
     """The held-out verdict: the report's block bootstrap of the chosen variant's lead."""
-    boot = bootstrap(diffs, seed) if len(diffs) >= 2 else None
-    code, text = judge(boot, len(diffs))
-    return {
-        "paired_blocks": len(diffs),
-        "mean_diff": None if boot is None else boot.mean,
-        "interval": None if boot is None else [boot.low, boot.high],
-        "confidence_pct": CONFIDENCE_PCT,
-        "resamples": RESAMPLES,
-        "seed": seed,
-        "verdict": code,
-        "text": text,
-    }
+    return paired_verdict(diffs, seed)
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,12 @@ class Backtest:
         # the strategy request the engine is applying, while it does (an ``on_event``
         # viewer reads a Rejected order's asset from it: the event does not carry one)
         self.applying: dict[str, Any] | None = None
+        # called after every input the engine applies (a log line or a strategy's own), its
+        # hooks run, with the line, its bytes as logged and its events: what a viewer of the
+        # whole run (the lockstep API's views, a report's collector) needs and an event alone
+        # does not say. Held inputs of the warm pass are not applied, so not observed.
+        self.observers: list[Callable[[Line, bytes, list[ev.AnyEvent]], None]] = []
+        self.raw = b""  # the bytes of the input being applied (for the observers)
 
     # ---- strategy inputs -------------------------------------------------------------
 
@@ -182,6 +188,7 @@ class Backtest:
             raise StrategyError(f"entry {e.name} sent an invalid {msg['type']}: {exc}") from None
         self.log.own(raw)
         self.own_inputs += 1
+        self.raw = raw
         self.applying = msg
         try:
             out = self._apply(line)
@@ -349,13 +356,14 @@ class Backtest:
                 self._register(t if late else start)
                 registered = True
             self._flush(t)
-            self.log.write(source.raw)
+            self.raw = raw = source.raw
+            self.log.write(raw)
             try:
                 out = self._apply(line)
             except MalformedInput as exc:
                 raise source.error(str(exc)) from None
             if out and line.hl is None:  # an order in the logs may carry a note
-                self.notes.logged(source.raw, out)
+                self.notes.logged(raw, out)
             last_t = t
             n += 1
             if progress is not None and not n & every:
@@ -445,6 +453,7 @@ class Backtest:
                 self._flush(t)
                 raw = bytes(blob[offs[i] : offs[i + 1] - 1])
                 write(raw)
+                self.raw = raw
                 try:
                     line = decode(raw)
                 except msgspec.DecodeError:
@@ -512,6 +521,8 @@ class Backtest:
             self._events(out)
         hl = line.hl
         if hl is None or self.engine.over:
+            if self.observers:
+                self._observe(line, out)
             return out
         if type(hl) is TradesMsg:
             self._trades(t)
@@ -519,7 +530,14 @@ class Backtest:
             self._book(hl, t)
         elif type(hl) is AssetCtx:
             self._ctx(hl, t)
+        if self.observers:
+            self._observe(line, out)
         return out
+
+    def _observe(self, line: Line, out: list[ev.AnyEvent]) -> None:
+        raw = self.raw
+        for observe in self.observers:
+            observe(line, raw, out)
 
     def _events(self, out: list[ev.AnyEvent]) -> None:
         for event in out:

@@ -692,7 +692,7 @@ def test_the_printed_report_fits_80_columns_with_full_names(tmp_path: Path) -> N
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    paths = ("run log ", "chart ")  # a path is as long as it is
+    paths = ("run log ", "chart ", "report ")  # a path is as long as it is
     assert [x for x in lines if len(x) > 80 and not x.startswith(paths)] == []
     assert f"run log       {out / 'run.jsonl'}" in lines  # printed whole for the user
     (row,) = rows_of(done.stdout, LONG)

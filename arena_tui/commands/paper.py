@@ -20,6 +20,7 @@ from arena_tui.commands.screens import screens
 from arena_tui.logs.meta import WS_URL, meta_source, parse_coins
 from arena_tui.record.feed import Backoff
 from arena_tui.report.render import write_report
+from arena_tui.report.rundata import Collector
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
@@ -157,6 +158,7 @@ def paper_command(
         hook_timeout=hook_timeout,
     )
     bt, feed = prepare_paper(spec, backoff=Backoff(retry_base_ms, retry_cap_ms))
+    collector = Collector.attach(bt)  # the run data (report.html, arena export)
     s = bt.season
     assert bt.log.path is not None
     out_dir = bt.log.path.parent
@@ -177,7 +179,10 @@ def paper_command(
     if not tui and not result.replay.final:  # (the TUI's watcher says it itself)
         typer.echo("arena: stopped before the season's end: the report covers it so far", err=True)
     (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed, kind="paper")
+    data = collector.data()
+    write_report(
+        result, out_dir, epoch=epoch, as_json=as_json, seed=seed, kind="paper", rundata=data
+    )
 
 
 def _run(bt: Backtest, feed: LiveFeed) -> BacktestResult | None:

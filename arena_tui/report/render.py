@@ -30,7 +30,10 @@ import typer
 from arena_tui.report.charts import terminal_chart
 from arena_tui.report.chartsvg import svg_chart
 from arena_tui.report.eligibility import ineligible_reasons
+from arena_tui.report.html import HTML_FILE, write_html
 from arena_tui.report.layout import terminal_width
+from arena_tui.report.rundata import RunData
+from arena_tui.report.rundata import save as save_rundata
 from arena_tui.report.table import exit_warnings, table
 from arena_tui.report.table import pct as pct  # arena-tui writes money and ratios alike
 from arena_tui.report.table import usd as usd
@@ -102,6 +105,7 @@ def entry_doc(e: Entrant, row: dict[str, Any], rules: Rules) -> dict[str, Any]:
         "paused_at": s.paused_at,
         "exit_equity": None if last is None else last.exit_equity,
         "exit_gap": exit_gap(s.marks),
+        **({} if e.remote is None else {"remote": e.remote}),  # a lockstep agent's counts
     }
 
 
@@ -275,13 +279,25 @@ def write_chart(result: BacktestResult, doc: dict[str, Any], path: Path) -> None
 
 
 def write_files(
-    result: BacktestResult, out: Path, *, epoch: str, seed: int = 0, kind: str = "backtest"
+    result: BacktestResult,
+    out: Path,
+    *,
+    epoch: str,
+    seed: int = 0,
+    kind: str = "backtest",
+    rundata: RunData | None = None,
 ) -> dict[str, Any]:
     """report.json, fills.csv, fills.jsonl, equity.csv and chart.svg in ``out``; the doc.
-    ``kind``: backtest, paper, or replay (a report rebuilt from a log by ``arena replay``)."""
+    ``kind``: backtest, paper, or replay (a report rebuilt from a log by ``arena replay``).
+    ``rundata``: what a ``rundata.Collector`` gathered in the pass: saved as
+    ``rundata.msgpack`` with the verdict (none given: ``rundata.load`` derives it later)."""
     doc = report_doc(result, epoch=epoch, seed=seed, out=out, kind=kind)
     doc = {"kind": kind, "paper": PAPER, **doc}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
+    if rundata is not None:
+        rundata.verdict = doc["verdict"]
+        save_rundata(rundata, out)
+        write_html(rundata, doc, out)  # report.html: drawn from the same data
     write_fills(result, out / "fills.csv")
     write_quotes(result, out / FILLS_FILE)
     write_equity(result, out / "equity.csv")
@@ -297,9 +313,10 @@ def write_report(
     as_json: bool,
     seed: int = 0,
     kind: str = "backtest",
+    rundata: RunData | None = None,
 ) -> None:
     """The report files in ``out`` and the report on stdout; ``kind``: backtest or paper."""
-    doc = write_files(result, out, epoch=epoch, seed=seed, kind=kind)
+    doc = write_files(result, out, epoch=epoch, seed=seed, kind=kind, rundata=rundata)
     if as_json:
         typer.echo(dumps(doc))
         for line in exit_warnings(doc):
@@ -315,3 +332,5 @@ def write_report(
     )
     typer.echo(table(doc, width, out) + ("\n\n" + chart if chart else ""))
     typer.echo(f"chart         {out / 'chart.svg'}")
+    if (out / HTML_FILE).is_file():
+        typer.echo(f"report        {out / HTML_FILE}")

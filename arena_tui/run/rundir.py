@@ -20,7 +20,7 @@ from arena_tui.util.outputs import writing
 
 RUN_LOG = "run.jsonl"
 MARKERS = (RUN_LOG, "report.json", "ranking.json")  # any of them: the directory holds a run
-RUN_KINDS = (".jsonl", ".json", ".toml", ".csv", ".svg", ".log", ".txt")
+RUN_KINDS = (".jsonl", ".json", ".toml", ".csv", ".svg", ".log", ".txt", ".msgpack", ".html")
 
 
 def held_run(directory: Path) -> str | None:

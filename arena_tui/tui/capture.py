@@ -10,10 +10,22 @@ and the market views the strategies see.
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from arena_tui.run.replay import ranking_rows
-from arena_tui.tui.snapshot import Coin, Entry, Leader, Order, Position, Score, Snapshot
+from arena_tui.tui.snapshot import (
+    Coin,
+    Entry,
+    FillMark,
+    Leader,
+    Order,
+    Position,
+    Score,
+    Snapshot,
+    Use,
+)
+from engine import events as ev
 from engine.state import PENDING, Account
 from engine.units import E8, E10, tdiv
 
@@ -23,6 +35,54 @@ if TYPE_CHECKING:
 
 BOOK_LEVELS = 20  # Hyperliquid's l2Book depth: the market tab shows as many as fit
 LAST_PRINTS = 40
+MINUTES_KEPT = 1440  # a day of minute marks: the widest chart draws fewer
+FILLS_KEPT = 500  # an entry's most recent fills, for the market tab's chart
+
+
+class History:
+    """What the screen draws over time, kept as the run's events come (in the engine's
+    thread, from ``on_event``): each entry's cap used and open orders at its minute marks
+    and its recent fills, each coin's book mid at each minute. Bounded: the last day."""
+
+    def __init__(self, bt: Backtest) -> None:
+        self.bt = bt
+        self.uses: dict[str, deque[Use]] = {e.name: deque(maxlen=MINUTES_KEPT) for e in bt.entrants}
+        self.fills: dict[str, deque[FillMark]] = {
+            e.name: deque(maxlen=FILLS_KEPT) for e in bt.entrants
+        }
+        self.mids: dict[str, deque[tuple[int, int]]] = {
+            c: deque(maxlen=MINUTES_KEPT) for c in bt.markets
+        }
+        self.minute = -1
+
+    def event(self, e: ev.AnyEvent) -> None:
+        kind = type(e)
+        if kind is ev.MinuteMark:
+            self._mark(e)  # type: ignore[arg-type]
+        elif kind is ev.Fill:
+            fills = self.fills.get(e.entry)  # type: ignore[union-attr]
+            if fills is not None:
+                coin = self.bt.engine.assets[e.asset].coin  # type: ignore[union-attr]
+                fills.append(FillMark(e.t, coin, e.is_buy, e.px, e.taker))  # type: ignore[union-attr]
+
+    def _mark(self, m: ev.MinuteMark) -> None:
+        uses = self.uses.get(m.entry)
+        if uses is None:
+            return
+        eng = self.bt.engine
+        if m.t != self.minute:
+            self.minute = m.t
+            for coin, mids in self.mids.items():
+                book = eng.by_coin[coin].book
+                mid = book.mid() if book is not None and book.two_sided else None
+                if mid is not None:
+                    mids.append((m.t, mid))
+        acct = eng.accounts.get(m.entry)
+        if acct is None:
+            return
+        exposure = acct.exposure(eng.assets)
+        cap = tdiv(exposure * E8, m.equity) if m.equity > 0 else 0
+        uses.append(Use(m.t, cap, len(acct.orders)))
 
 
 def _score(bt: Backtest, name: str, acct: Account | None, row: dict[str, Any]) -> Score:
@@ -105,7 +165,9 @@ def _positions(
     return tuple(out)
 
 
-def _coin(view: MarketView, funding: tuple[int, int] | None) -> Coin:
+def _coin(
+    view: MarketView, funding: tuple[int, int] | None, mids: tuple[tuple[int, int], ...] = ()
+) -> Coin:
     book = view.book
     bids: tuple[tuple[int, int], ...] = ()
     asks: tuple[tuple[int, int], ...] = ()
@@ -123,13 +185,21 @@ def _coin(view: MarketView, funding: tuple[int, int] | None) -> Coin:
         mark=view.mark_e8,
         oracle=view.oracle_e8,
         funding=funding,
+        mids=mids,
     )
 
 
 def take(
-    bt: Backtest, *, seq: int, inputs: int, waiting: bool, funding: dict[tuple[str, int], int]
+    bt: Backtest,
+    *,
+    seq: int,
+    inputs: int,
+    waiting: bool,
+    funding: dict[tuple[str, int], int],
+    history: History | None = None,
 ) -> Snapshot:
-    """The run as it stands now (call it only between two inputs, in the engine's thread)."""
+    """The run as it stands now (call it only between two inputs, in the engine's thread);
+    ``history``: what the charts over time draw (none: they draw nothing)."""
     eng = bt.engine
     rows = {str(r["entry"]): r for r in ranking_rows(eng)}
     entries = []
@@ -138,7 +208,12 @@ def take(
         score = _score(bt, e.name, acct, rows.get(e.name, {}))
         positions = () if acct is None else _positions(bt, acct, funding)
         orders = () if acct is None else _orders(bt, acct)
-        entries.append(Entry(score, positions, orders, tuple(e.stats.marks)))
+        uses: tuple[Use, ...] = ()
+        fills: tuple[FillMark, ...] = ()
+        if history is not None:
+            uses = tuple(history.uses.get(e.name, ()))
+            fills = tuple(history.fills.get(e.name, ()))
+        entries.append(Entry(score, positions, orders, tuple(e.stats.marks), uses, fills))
     leaders = tuple(
         Leader(
             r["rank"],
@@ -153,7 +228,10 @@ def take(
         for r in rows.values()
         if r["entry"] in bt.by_name
     )
-    coins = tuple(_coin(v, eng.by_coin[c].funding) for c, v in bt.markets.items())
+    coins = tuple(
+        _coin(v, eng.by_coin[c].funding, () if history is None else tuple(history.mids[c]))
+        for c, v in bt.markets.items()
+    )
     season = bt.season
     return Snapshot(
         seq=seq,

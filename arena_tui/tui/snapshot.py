@@ -74,11 +74,34 @@ class Order:
 
 
 @dataclass(frozen=True)
+class Use:
+    """An entry's use of its limits at one minute mark: cap used (e8 of equity, as the
+    score panel's) and open orders."""
+
+    t: int
+    cap_used: int
+    open_orders: int
+
+
+@dataclass(frozen=True)
+class FillMark:
+    """One of an entry's recent fills, where the market tab's chart marks it."""
+
+    t: int
+    coin: str
+    is_buy: bool
+    px: int  # e8
+    taker: bool
+
+
+@dataclass(frozen=True)
 class Entry:
     score: Score
     positions: tuple[Position, ...]
     orders: tuple[Order, ...]
     marks: tuple[MarkRow, ...]
+    uses: tuple[Use, ...] = ()  # one per minute mark (the last day of them)
+    fills: tuple[FillMark, ...] = ()  # the most recent, oldest first
 
 
 @dataclass(frozen=True)
@@ -91,6 +114,7 @@ class Coin:
     mark: int | None
     oracle: int | None
     funding: tuple[int, int] | None  # hourly rate, exactly num / den
+    mids: tuple[tuple[int, int], ...] = ()  # (minute mark t, book mid e8), the last day
 
 
 @dataclass(frozen=True)

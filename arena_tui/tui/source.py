@@ -32,7 +32,7 @@ from arena_tui.run.build import build_backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S, Said
 from arena_tui.run.parts import BacktestResult
 from arena_tui.season.file import SeasonError
-from arena_tui.tui.capture import take
+from arena_tui.tui.capture import History, take
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Happening
@@ -106,6 +106,7 @@ class _Watch:
         self.closed_asset: OrderedDict[int, int] = OrderedDict()
         self.next_post = 0.0
         self.shown_waiting: tuple[int, int] | None = None  # (inputs, seq) last shown paused
+        self.history = History(bt)  # the charts over time: uses of the limits, mids, fills
         self.chained = bt.on_event
         bt.on_event = self.on_event
         playback.on_wait = self.on_wait
@@ -120,6 +121,7 @@ class _Watch:
             self.chained(event)
         if getattr(event, "entry", None) not in self.names:
             return
+        self.history.event(event)
         if isinstance(event, ev.Accepted):
             self.order_asset[event.oid] = event.asset
         elif isinstance(event, ev.FundingPaid):
@@ -176,7 +178,12 @@ class _Watch:
             self.pending = []
         self.seq += 1
         snap = take(
-            self.bt, seq=self.seq, inputs=self.applied, waiting=waiting, funding=self.funding
+            self.bt,
+            seq=self.seq,
+            inputs=self.applied,
+            waiting=waiting,
+            funding=self.funding,
+            history=self.history,
         )
         self.post(SnapshotPosted(snap))
         state = self.playback.state()

@@ -25,8 +25,10 @@ PANELS = (
     "Chart: equity and exit-value equity over the minute marks, and the drawdown against "
     "the limit. Orders: filled·held marks an order fully filled but still open: it holds "
     "its slot and its reserve until it is cancelled or expires. Activity: every fill, "
-    "rejection (with the engine's reason), cancel and close. Times are the simulated "
-    "clock, UTC."
+    "rejection (with the engine's reason), cancel and close. Market: the coin's mid at "
+    "each minute with the watched entry's fills and open orders on it, then the book and "
+    "the last prints. Score tab: cap used and open orders at every minute mark, against "
+    "their limits. Times are the simulated clock, UTC."
 )
 
 

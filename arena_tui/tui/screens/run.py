@@ -22,10 +22,10 @@ import asyncio
 from functools import partial
 from typing import ClassVar, Protocol, runtime_checkable
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Container, Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -39,18 +39,22 @@ from arena_tui.tui.widgets.chart import EquityChart
 from arena_tui.tui.widgets.leaders import LeaderTable
 from arena_tui.tui.widgets.market import MarketPanel
 from arena_tui.tui.widgets.orders import LEGEND, OrdersTable, PositionsTable
+from arena_tui.tui.widgets.pricechart import PriceChart
 from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar, ended_words, season_part
+from arena_tui.tui.widgets.usage import UsageChart
 
 LIVE_HIDDEN = frozenset({"faster", "slower", "seek"})
 LINK_S = 0.2  # how often a live run's header reads the feed's link
 HIDE = "  (esc hides this)"
+WIDE = 120  # columns from which the market tab's chart goes beside the book, not above it
 TABS = (
     ("orders", "Orders"),
     ("positions", "Positions"),
     ("activity", "Activity"),
     ("market", "Market"),
     ("leaders", "Leaderboard"),
+    ("score-tab", "Score"),
 )
 
 
@@ -129,10 +133,13 @@ class RunScreen(Screen[None]):
             with TabPane("Activity", id="activity"):
                 yield Static(ActivityLog.HEADER, id="activity-header")
                 yield ActivityLog(id="activity-log")
-            with TabPane("Market", id="market"):
+            with TabPane("Market", id="market"), Container(id="market-row"):
+                yield PriceChart(id="price-chart")
                 yield MarketPanel(id="market-panel")
             with TabPane("Leaderboard", id="leaders"):
                 yield LeaderTable(id="leaders-table")
+            with TabPane("Score", id="score-tab"):
+                yield UsageChart(id="usage-chart")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -145,6 +152,9 @@ class RunScreen(Screen[None]):
             self.set_interval(LINK_S, self.read_link)
         work = partial(self.source.run, self.playback, self.post_message)
         self.run_worker(work, name="backtest", thread=True, exclusive=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one("#market-row").set_class(event.size.width >= WIDE, "wide")
 
     def read_link(self) -> None:
         """The live feed's link, as it is now, into the header."""
@@ -223,11 +233,18 @@ class RunScreen(Screen[None]):
             self.query_one(LeaderTable).show(snap.leaders, entry.score.entry)
             self._label("orders", f"Orders {len(entry.orders)}")
             self._label("positions", f"Positions {len(entry.positions)}")
+            score = entry.score
+            self.query_one(UsageChart).show(entry.uses, score.cap_pct, score.max_open_orders)
         if snap.coins:
             market = self.query_one(MarketPanel)
             market.index = self.coin % len(snap.coins)
             market.count = len(snap.coins)
             market.coin = snap.coins[market.index]
+            if snap.entries:
+                watched = snap.entries[self.watched % len(snap.entries)]
+                self.query_one(PriceChart).show(
+                    market.coin, watched.score.entry, watched.fills, watched.orders
+                )
 
     def _label(self, tab: str, label: str) -> None:
         t = self.query_one(TabbedContent).get_tab(tab)

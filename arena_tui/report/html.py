@@ -1,0 +1,196 @@
+"""report.html: the run as one interactive page that opens offline, written beside report.json.
+
+Why this module exists: a table says where a run ended, not why. This page draws, from the
+run's data (``arena_tui.report.rundata``) and report.json's document, what a builder looks
+for after a backtest: per coin, the book's mid and the prints with an entry's fills (buy or
+sell, taker or maker), each order's life from received to closed and the rejections; every
+entry's equity and exit-value equity, drawdown against the pause limit, cap used against
+the position cap and open orders against the slots; fees and funding; PnL per coin; round
+trips; and the verdict against the control. Every entry is on the shared charts (the
+legend hides one); the per-coin charts and the round trips show the entry picked at the top.
+
+The drawing is Plotly's: plotly.js from the ``plotly`` package, inlined whole, so the page
+needs no network. The page's own script (``assets/report.js``) builds the charts in the
+browser from compact JSON (``htmldata``: converted and thinned there), so the Python side
+never imports plotly (its file is found, not imported) and a backtest spends a few tens of
+milliseconds on the page.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from arena_tui.report.htmldata import clock, page_data, px_f
+from arena_tui.report.rundata import RunData
+from arena_tui.report.table import COLUMNS, usd
+from arena_tui.util.jsonout import dumps
+
+HTML_FILE = "report.html"
+LEGEND = (
+    "per coin: the book's mid, the prints' range in the minute, the entry's fills (▲ buy, "
+    "▼ sell; filled: taker, hollow: maker), its orders' lives at their limit price and its "
+    "rejections (✕)"
+)
+ASSETS = Path(__file__).parent / "assets"
+
+
+class NoPlotly(RuntimeError):
+    """plotly (the package carrying plotly.js) is not installed."""
+
+
+@cache
+def plotly_js() -> bytes:
+    """plotly.js, as the ``plotly`` package ships it (located, not imported: importing
+    plotly's Python side would cost every backtest time for nothing)."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise NoPlotly("the plotly package is not installed: pip install plotly")
+    for root in spec.submodule_search_locations:
+        path = Path(root) / "package_data" / "plotly.min.js"
+        if path.is_file():
+            return path.read_bytes()
+    raise NoPlotly("plotly is installed without its plotly.min.js")
+
+
+@cache
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+# ---- the page ----------------------------------------------------------------------------
+
+
+def _summary(doc: dict[str, Any]) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(c.head)}</th>" for c in COLUMNS)
+    rows = []
+    for r in doc.get("entries", []):
+        cells = "".join(f'<td class="{"l" if c.left else ""}">{e(c.cell(r))}</td>' for c in COLUMNS)
+        rows.append(f"<tr>{cells}</tr>")
+    return (
+        f'<table id="summary"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+def _coin_table(data: RunData) -> str:
+    e = html.escape
+    heads = ["entry", "coin", "fills", "volume $", "fees $", "funding $", "position", "PnL $"]
+    rows = []
+    for r in data.coin_pnl:
+        cells = [
+            r.entry,
+            r.coin,
+            str(r.fills),
+            usd(r.volume),
+            usd(r.venue_fees + r.exec_fees),
+            usd(r.funding),
+            f"{px_f(r.position)}",
+            usd(r.pnl),
+        ]
+        rows.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in heads)
+    return (
+        f'<table id="coin-pnl"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+def _json_script(obj: Any) -> str:
+    """JSON safe inside a <script> element (no ``</`` can close it early)."""
+    return dumps(obj).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def page_parts(data: RunData, doc: dict[str, Any]) -> tuple[str, str]:
+    """The page around plotly.js: what comes before it and what after (the tables, the
+    data and the page's script)."""
+    e = html.escape
+    kind = doc.get("kind", "backtest")
+    rp = doc.get("replay", {})
+    final = "final" if rp.get("final") else "not final"
+    paper = " · paper" if doc.get("paper", True) else ""
+    head = f"arena {kind} · season {data.season} · rules {data.rules_sha256[:12]}{paper} · {final}"
+    span = f"{clock(data.start)} to {clock(data.end)} UTC"
+    coin_names = ", ".join(c.coin for c in data.coins)
+    v = doc.get("verdict") or data.verdict or {}
+    verdict_kind = e(str(v.get("verdict", "")))
+    verdict = e(f"{v.get('strategy', '?')} against {v.get('control', '?')}: {v.get('text', '')}")
+    charts = [
+        ("chart-equity", "Equity"),
+        ("chart-drawdown", "Drawdown"),
+        ("chart-cap", "Cap used"),
+        ("chart-open-orders", "Open orders"),
+    ]
+    grid = "".join(f'<div class="chart" id="{cid}" title="{t}"></div>' for cid, t in charts)
+    coins = "".join(f'<div class="chart" id="chart-price-{e(c.coin)}"></div>' for c in data.coins)
+    trip_heads = "".join(
+        f"<th>{h}</th>"
+        for h in [
+            "coin", "side", "opened UTC", "closed UTC", "held", "qty",
+            "avg entry", "avg exit", "fees $", "PnL $",
+        ]
+    )  # fmt: skip
+    return (
+        f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(head)}</title>
+<style>{_asset("report.css")}</style>
+<script>""",
+        f"""</script>
+</head><body>
+<header><h1>{e(head)}</h1>
+<div class="sub">{e(span)} · {len(data.entries)} entries · {e(coin_names)}</div>
+</header>
+<div class="verdict {verdict_kind}" id="verdict"><b>Verdict</b>: {verdict}</div>
+<h2>Entries</h2>
+{_summary(doc)}
+<h2>Every entry over the run</h2>
+<div class="grid">{grid}</div>
+<h2>Against the control</h2>
+<div class="chart" id="chart-verdict"></div>
+<h2>Fees, funding and PnL per coin</h2>
+<div class="grid"><div class="chart" id="chart-costs"></div>
+<div class="chart" id="chart-coin-pnl"></div></div>
+{_coin_table(data)}
+<div class="picker"><label>Entry shown below: <select id="entry"></select></label>
+<span class="note">{LEGEND}</span></div>
+<h2>Prices, fills and orders of <span class="entry-name"></span></h2>
+{coins}
+<h2>Round trips of <span class="entry-name"></span> (flat to flat, PnL net of fees)</h2>
+<p class="note" id="trips-note"></p>
+<div class="scroll"><table id="round-trips"><thead><tr>{trip_heads}</tr></thead>
+<tbody id="trips-body"></tbody></table></div>
+<script type="application/json" id="run-data">{_json_script(page_data(data, doc))}</script>
+<script>{_asset("report.js")}</script>
+</body></html>
+""",
+    )
+
+
+def render_page(data: RunData, doc: dict[str, Any]) -> str:
+    """The whole page (HTML with plotly.js, the page's script, the data and the tables)."""
+    head, tail = page_parts(data, doc)
+    return head + plotly_js().decode("utf-8") + tail
+
+
+def write_html(data: RunData, doc: dict[str, Any], out: Path) -> Path | None:
+    """``report.html`` in the run directory ``out``; its path. Written in three parts, so
+    plotly.js's megabytes are copied as they are, never joined into a string. Without
+    plotly.js (an install that left the package out) the page is not written, and a
+    warning says why: the run and its other files stand."""
+    try:
+        js = plotly_js()
+    except NoPlotly as exc:
+        print(f"arena: warning: {HTML_FILE} not written: {exc}", file=sys.stderr)
+        return None
+    head, tail = page_parts(data, doc)
+    path = out / HTML_FILE
+    with path.open("wb") as f:
+        f.write(head.encode("utf-8"))
+        f.write(js)
+        f.write(tail.encode("utf-8"))
+    return path

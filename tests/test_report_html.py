@@ -1,0 +1,247 @@
+"""report.html: written by every ``arena backtest --out``, opened in a real headless browser.
+
+The browser tests load the page in Debian's Chromium (driven by Playwright, with every
+request that is not the file itself refused and recorded: the page must need no network),
+and check that it logs no console error and that every chart the issue lists is drawn
+(Plotly's SVG with its traces). Where no Chromium exists they skip, saying how to get one;
+the thinning and the page's data are checked without a browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena_tui.report import html
+from arena_tui.report.html import HTML_FILE
+from arena_tui.report.htmldata import MAX_POINTS, page_data, spread, thin_minmax
+from arena_tui.report.rundata import RunData, load
+from tests.clirun import ROOT, arena
+
+SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
+# 40 minutes of the shipped sample, in blocks of 10 minutes: a short run with a verdict chart
+SEASON = """id = "html-test"
+start = 2026-12-01T00:01:00Z
+end = 2026-12-01T00:41:00Z
+[[markets]]
+coin = "BTC"
+asset = 0
+szDecimals = 5
+[[markets]]
+coin = "ETH"
+asset = 1
+szDecimals = 4
+[[markets]]
+coin = "SOL"
+asset = 5
+szDecimals = 2
+"""
+SHARED_CHARTS = (
+    "chart-equity",
+    "chart-drawdown",
+    "chart-cap",
+    "chart-open-orders",
+    "chart-verdict",
+    "chart-costs",
+    "chart-coin-pnl",
+)
+COINS = ("BTC", "ETH", "SOL")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("html")
+    season = tmp / "short.toml"
+    season.write_text(SEASON, encoding="utf-8")
+    out = tmp / "run"
+    done = arena(
+        "backtest", "strategies/maker.py", str(SAMPLE), "--vs", "baselines",
+        "--season", str(season), "--epoch", "10m", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"report        {out / HTML_FILE}" in done.stdout
+    return out
+
+
+def chromium() -> str | None:
+    """The browser to drive: $ARENA_CHROMIUM, else Debian's chromium on the PATH."""
+    return os.environ.get("ARENA_CHROMIUM") or shutil.which("chromium")
+
+
+@pytest.fixture(scope="module")
+def page(run_dir: Path) -> Iterator[Any]:
+    """report.html loaded in headless Chromium, every chart drawn; ``page.messages``: the
+    console's errors and warnings and the page's uncaught errors, ``page.requests``: any
+    request for something other than the file itself (refused)."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+    )
+    exe = chromium()
+    if exe is None:
+        pytest.skip("no Chromium to test report.html in: apt-get install -y chromium")
+    url = (run_dir / HTML_FILE).as_uri()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 900})
+        pg.messages = messages = []
+        pg.requests = requests = []
+
+        def console(m: Any) -> None:
+            if m.type in ("error", "warning"):
+                messages.append(f"{m.type}: {m.text}")
+
+        pg.on("console", console)
+        pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+
+        def refuse(route: Any) -> None:
+            if route.request.url == url:
+                route.continue_()
+            else:
+                requests.append(route.request.url)
+                route.abort()
+
+        pg.route("**/*", refuse)
+        pg.goto(url)  # returns once the page's scripts have run (the load event)
+        # a chart that is never drawn: the tests below say which, and why
+        with contextlib.suppress(sync_api.TimeoutError):
+            pg.wait_for_function(
+                "document.querySelectorAll('.chart').length === "
+                "document.querySelectorAll('.chart[data-drawn]').length",
+                timeout=15_000,
+            )
+        yield pg
+        browser.close()
+
+
+def traces(pg: Any, chart_id: str) -> list[str]:
+    """The names of the traces drawn in one chart (Plotly's own record of what it drew)."""
+    return list(
+        pg.evaluate(
+            """id => { const d = document.getElementById(id);
+                 if (!d || !d.querySelector('svg.main-svg')) return null;
+                 return d._fullData.filter(t => t.visible !== false).map(t => t.name); }""",
+            chart_id,
+        )
+        or []
+    )
+
+
+def test_page_loads_offline_without_console_errors(page: Any) -> None:
+    assert page.messages == []
+    assert page.requests == []  # self-contained: nothing fetched, not even a font
+
+
+def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
+    doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    names = [e["entry"] for e in doc["entries"]]
+    ids = page.evaluate("Array.from(document.querySelectorAll('.chart')).map(d => d.id)")
+    assert set(ids) == {*SHARED_CHARTS, *(f"chart-price-{c}" for c in COINS)}
+    for chart in ("chart-equity", "chart-drawdown", "chart-cap", "chart-open-orders"):
+        drawn = traces(page, chart)
+        assert set(names) <= set(drawn), (chart, drawn)  # every entry side by side
+        n_points = page.evaluate(
+            "id => document.getElementById(id).querySelectorAll('g.trace path.js-line').length",
+            chart,
+        )
+        assert n_points >= len(names), chart
+    assert {f"{n} exit value" for n in names} <= set(traces(page, "chart-equity"))
+    assert traces(page, "chart-verdict") == ["maker − control_random"]
+    assert len(traces(page, "chart-costs")) == 4
+    assert set(traces(page, "chart-coin-pnl")) == set(names)
+    for coin in COINS:
+        drawn = traces(page, f"chart-price-{coin}")
+        assert {"book mid", "prints low–high"} <= set(drawn), (coin, drawn)
+        assert any(t.startswith("fill: ") for t in drawn), (coin, drawn)  # maker fills here
+        assert any(t.endswith("orders' lives") for t in drawn), (coin, drawn)
+    # the limits are drawn where the rules put them
+    shapes = page.evaluate(
+        "Object.fromEntries(['chart-drawdown','chart-cap','chart-open-orders'].map(id => "
+        "[id, document.getElementById(id).layout.shapes.map(s => s.y0)]))"
+    )
+    assert shapes == {"chart-drawdown": [15], "chart-cap": [12], "chart-open-orders": [8]}
+    header = page.inner_text("header h1")
+    assert "· paper" in header and doc["replay"]["rules_sha256"][:12] in header
+    assert page.locator("#summary tbody tr").count() == len(names)
+    assert page.locator("#trips-body tr").count() > 0
+
+
+def test_the_entry_picker_redraws_the_coins(page: Any) -> None:
+    """Picking another entry draws its fills: momentum trades less than the maker."""
+    maker = page.evaluate("document.getElementById('chart-price-BTC').layout.title.text")
+    assert maker.startswith("BTC: book mid and prints, maker's")
+    page.select_option("#entry", "control_random")
+    title = page.evaluate("document.getElementById('chart-price-BTC').layout.title.text")
+    assert title.startswith("BTC: book mid and prints, control_random's")
+    assert page.inner_text("h2 .entry-name") == "control_random"
+    assert page.messages == []
+    page.select_option("#entry", "maker")
+
+
+# ---- without a browser ---------------------------------------------------------------------
+
+
+def test_the_page_data_draws_everything_computed(run_dir: Path) -> None:
+    """Counts are of everything in the run data; drawn series keep their extremes."""
+    data: RunData = load(run_dir)
+    doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    d = page_data(data, doc)
+    for entry in data.entry_names():
+        for coin in COINS:
+            fills = [f for f in data.fills if f.entry == entry and f.coin == coin]
+            assert d["counts"][entry][coin]["fills"] == len(fills)
+        marks = [m for m in data.marks if m.entry == entry]
+        assert len(d["marks"][entry]["equity"]["v"]) == len(marks)  # a short run: all drawn
+        worst = max(m.drawdown for m in marks)
+        assert max(d["marks"][entry]["drawdown"]["v"]) == pytest.approx(worst / 1e6, abs=1e-4)
+
+
+def test_thinning_keeps_every_extreme() -> None:
+    n = 10 * MAX_POINTS
+    values: list[float | None] = [float((i * 7919) % 1000) for i in range(n)]
+    values[12_345] = 5000.0  # one spike
+    values[777] = -5.0  # one trough
+    values[3] = None
+    keep = thin_minmax(n, values)
+    assert len(keep) <= MAX_POINTS
+    assert keep == sorted(keep)
+    assert 12_345 in keep and 777 in keep
+    assert thin_minmax(5, [1.0, 2.0, 3.0, 4.0, 5.0]) == [0, 1, 2, 3, 4]
+    assert spread(10, 4) == [0, 2, 5, 7]
+    assert spread(3, 4) == [0, 1, 2]
+
+
+def test_without_plotly_the_page_is_skipped_with_a_warning(
+    run_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = load(run_dir)
+    doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    html.plotly_js.cache_clear()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    try:
+        assert html.write_html(data, doc, tmp_path) is None
+    finally:
+        html.plotly_js.cache_clear()
+    assert not (tmp_path / HTML_FILE).exists()
+    assert capsys.readouterr().err == (
+        "arena: warning: report.html not written: the plotly package is not installed: "
+        "pip install plotly\n"
+    )

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.eligibility import eligible_text, ineligible_reasons
 from arena_tui.report.render import write_files
 from arena_tui.report.verdict import parse_epoch
@@ -22,7 +23,7 @@ from arena_tui.run.replay import ReplayResult, check_only, replay, score_row_doc
 from arena_tui.season.file import EmptyWindow, resolve_season
 from arena_tui.util.human import Progress, plural, utc_minute
 from arena_tui.util.jsonout import dumps
-from arena_tui.util.options import JsonOpt, SeasonOpt
+from arena_tui.util.options import CoinsOpt, FromOpt, JsonOpt, SeasonOpt, ToOpt
 from arena_tui.util.outputs import OutputError, writing
 from engine.units import format_e6
 
@@ -119,9 +120,9 @@ def replay_command(
     logs: Annotated[
         list[Path],
         typer.Argument(
-            help="Log files in order (plain, .gz or .lz4 JSON Lines; see docs/log-format.md).",
+            help="Log files in order (plain, .gz or .lz4 JSON Lines; see docs/log-format.md), "
+            "or a directory of day logs (choose days with --from/--to/--coins).",
             metavar="LOG",
-            dir_okay=False,
         ),
     ],
     season: SeasonOpt = None,
@@ -178,6 +179,9 @@ def replay_command(
             "2h, 1d; as arena backtest's).",
         ),
     ] = "1d",
+    day_from: FromOpt = None,
+    day_to: ToOpt = None,
+    coins: CoinsOpt = None,
 ) -> None:
     """Replay LOG... through the Season 0 engine and print the ranking.
 
@@ -199,6 +203,7 @@ def replay_command(
 
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """
+    logs = expand_logs(logs, day_from, day_to, coins)
     paths = [str(p) for p in logs]
     parse_epoch(epoch)  # a bad --epoch fails now, not after the replay
     try:

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.layout import terminal_width
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.config import (
@@ -38,7 +39,7 @@ from arena_tui.sweep.space import make_search
 from arena_tui.sweep.store import STORE_FILE, SweepStore
 from arena_tui.util.human import duration, plural
 from arena_tui.util.jsonout import dumps
-from arena_tui.util.options import JsonOpt, LatencyOpt
+from arena_tui.util.options import CoinsOpt, FromOpt, JsonOpt, LatencyOpt, ToOpt
 from arena_tui.util.outputs import writing
 
 RESULT_FILE = "sweep.json"
@@ -163,6 +164,9 @@ def sweep_command(
         ),
     ] = None,
     latency_ms: LatencyOpt = 0,
+    day_from: FromOpt = None,
+    day_to: ToOpt = None,
+    coins: CoinsOpt = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -257,6 +261,8 @@ def sweep_command(
             "give a strategy file and days: arena sweep STRATEGY DAYS... --param "
             "NAME=SPEC (or --resume DIR, or show DIR)"
         )
+    if day_from or day_to or coins:  # the day files of the directories' range
+        days = expand_logs(days or [], day_from, day_to, coins)
     cfg = new_config(
         strategy,
         days or [],

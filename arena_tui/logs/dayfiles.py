@@ -111,9 +111,9 @@ def compress(plain: Path, cancel: threading.Event | None = None) -> Path | None:
     for suffix in CLOSED_SUFFIXES:  # an older arena's .gz of this day, left by a crash
         if suffix != CLOSED:
             plain.with_name(plain.name + suffix).unlink(missing_ok=True)
-    _fsync_dir(plain.parent)
+    fsync_dir(plain.parent)
     plain.unlink()
-    _fsync_dir(plain.parent)
+    fsync_dir(plain.parent)
     return done
 
 
@@ -129,7 +129,7 @@ def _complete_size(f: BinaryIO, size: int) -> int:
     return 0
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

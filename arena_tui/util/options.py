@@ -86,3 +86,30 @@ HookTimeoutOpt = Annotated[
         "in a debugger).",
     ),
 ]
+FromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        metavar="DAY",
+        help="With a directory of day logs (arena fetch's, arena record's): the first UTC day "
+        "to use, YYYY-MM-DD. Default: its first.",
+    ),
+]
+ToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--to",
+        metavar="DAY",
+        help="With a directory of day logs: the last UTC day to use (inclusive). Default: its "
+        "last.",
+    ),
+]
+CoinsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--coins",
+        metavar="A,B",
+        help="With a directory of day logs: use only days holding these coins (a missing day "
+        "is an error naming it). The markets traded are still the logs' (or the season's).",
+    ),
+]

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from arena_tui.commands.lockstep import (
+    ConnectTimeoutOpt,
+    StepTimeoutOpt,
+    ThinkOpt,
+    announce_keys,
+    lockstep_report,
+)
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.restamp import SpeedError, parse_speed
 from arena_tui.logs.meta import WS_URL
 from arena_tui.record.feed import wall_ms
 from arena_tui.util.human import plural
+from arena_tui.util.options import ForceOpt, LatencyOpt, SeedOpt, VsOpt
 
 LogOpt = Annotated[
     Path,
@@ -27,7 +36,16 @@ LogOpt = Annotated[
 
 
 def host_command(
-    log: LogOpt,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            "-l",
+            help="The season's log (plain .jsonl): created with its header on the first "
+            "start, appended to and replayed on every start after. Not with --lockstep.",
+            dir_okay=False,
+        ),
+    ] = None,
     season: Annotated[
         Path | None,
         typer.Option(
@@ -70,6 +88,33 @@ def host_command(
     body_max: Annotated[
         int, typer.Option("--body-max", min=256, help="Largest request body, in bytes.")
     ] = 4096,
+    lockstep: Annotated[
+        bool,
+        typer.Option(
+            "--lockstep",
+            help="With --replay: a backtest over the API instead of a season: the clock "
+            "moves to the next input only when every agent (--entry) is done with the "
+            "current one (docs/api.md). Prints the URL and each entry's key, then the "
+            "report when the run ends.",
+        ),
+    ] = False,
+    entry: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--entry", metavar="NAME", help="--lockstep: an agent's entry (repeat; default agent)."
+        ),
+    ] = None,
+    vs: VsOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="--lockstep: the run's directory.", file_okay=False),
+    ] = None,
+    force: ForceOpt = False,
+    latency_ms: LatencyOpt = 0,
+    seed: SeedOpt = 0,
+    think_time: ThinkOpt = "zero",
+    step_timeout: StepTimeoutOpt = 30.0,
+    connect_timeout: ConnectTimeoutOpt = 30.0,
     as_json: Annotated[
         bool, typer.Option("--json", help="When ready, print one JSON line (url, port, ...).")
     ] = False,
@@ -90,9 +135,30 @@ def host_command(
     Example: [cyan]arena host --replay
     recordings/synth-3coins-20261201.jsonl.gz --speed 60 --log
     runs/host/season.jsonl[/]
+
+    Lockstep (a backtest of agents you start yourself, docs/api.md):
+    [cyan]arena host --replay recordings/synth-3coins-20261201.jsonl.gz
+    --lockstep --entry alice --vs baselines[/]
     """
     from arena_tui.host.server import Host  # uvicorn and Starlette only when serving
 
+    if lockstep:
+        if not replay:
+            raise typer.BadParameter("--lockstep replays recorded logs: give --replay LOG")
+        if log is not None:
+            raise typer.BadParameter(
+                "--lockstep writes DIR/run.jsonl: no --log", param_hint="--log"
+            )
+        knobs: dict[str, Any] = {"season": season, "vs": vs, "out": out, "force": force}
+        knobs |= {"latency_ms": latency_ms, "seed": seed, "think": think_time, "host": host}
+        knobs |= {"step_timeout_s": step_timeout, "connect_timeout_s": connect_timeout}
+        knobs |= {"port": port, "body_max": body_max, "generator": "arena host --lockstep"}
+        paths = [str(p) for p in replay]
+        ready = partial(announce_keys, as_json=as_json)
+        lockstep_report(paths, entry or ["agent"], knobs, as_json=as_json, on_ready=ready)
+        return
+    if log is None:
+        raise typer.BadParameter("give the season's log (or --lockstep)", param_hint="--log")
     try:
         rate = parse_speed(speed)
     except SpeedError as exc:

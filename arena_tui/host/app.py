@@ -300,17 +300,9 @@ class Api:
         return error(426, "UpgradeRequired", "open /v1/stream as a WebSocket", Upgrade="websocket")
 
     async def stream(self, ws: WebSocket) -> None:
-        entry = self._gate(ws.headers.get("authorization"))
-        if isinstance(entry, Response):
-            await ws.send_denial_response(entry)
+        sub = await accept_stream(ws, self._gate)
+        if sub is None:
             return
-        try:
-            market = _market_param(ws.query_params.get("market"))
-        except s.BadBody as exc:
-            await ws.send_denial_response(error(400, "BadRequest", str(exc)))
-            return
-        sub = Subscriber(entry, market=market)
-        await ws.accept()
         self.views.subscribe(sub)
         try:
             sender = asyncio.create_task(_send(ws, sub))
@@ -320,6 +312,24 @@ class Api:
                 task.cancel()
         finally:
             self.views.unsubscribe(sub)
+
+
+async def accept_stream(
+    ws: WebSocket, gate: Callable[[str | None], str | Response]
+) -> Subscriber | None:
+    """Open ``/v1/stream`` for the key's entry (its subscriber), or deny it: the gate's
+    401/429, or 400 for a bad ``?market=`` (the hosted and the lockstep stream alike)."""
+    entry = gate(ws.headers.get("authorization"))
+    if isinstance(entry, Response):
+        await ws.send_denial_response(entry)
+        return None
+    try:
+        market = _market_param(ws.query_params.get("market"))
+    except s.BadBody as exc:
+        await ws.send_denial_response(error(400, "BadRequest", str(exc)))
+        return None
+    await ws.accept()
+    return Subscriber(entry, market=market)
 
 
 async def _send(ws: WebSocket, sub: Subscriber) -> None:

@@ -160,6 +160,14 @@ def table(doc: dict[str, Any], width: int | None = None, out: Path | None = None
             if r["rejections"]:
                 text = ", ".join(f"{k} {v}" for k, v in r["rejections"].items())
                 lines += wrap(f"  {r['entry']}: {text}", width)
+    remote = [r for r in doc["entries"] if r.get("remote")]
+    if remote:  # lockstep agents (arena backtest --agent, arena host --lockstep)
+        lines += ["", "agents over HTTP, in lockstep:"]
+        for r in remote:
+            c = r["remote"]
+            text = f"{c['steps']} steps, {c['passes']} passed (timed out), "
+            text += f"{c['reconnects']} reconnects, {c['waits']} waits"
+            lines += wrap(f"  {r['entry']}: {text}", width)
     warnings = exit_warnings(doc)
     if warnings:
         lines.append("")

@@ -27,7 +27,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -77,6 +77,12 @@ def open_days(paths: Sequence[str], coins: Sequence[str]) -> list[CachedDay] | N
             return None
         days.append(day)
     return days
+
+
+class Gate(Protocol):
+    """What a lockstep run's gate is to the runner (``arena_tui.host.lockstep.StepGate``)."""
+
+    def settle(self, t_next: int) -> bool: ...
 
 
 class Backtest:
@@ -167,6 +173,11 @@ class Backtest:
         # does not say. Held inputs of the warm pass are not applied, so not observed.
         self.observers: list[Callable[[Line, bytes, list[ev.AnyEvent]], None]] = []
         self.raw = b""  # the bytes of the input being applied (for the observers)
+        # lockstep (arena_tui.host.lockstep): called before each input is applied (a log
+        # line or a queued one, at t_next), and before the end; it may queue inputs
+        # (``queue_input``) and says True when the queue may have changed. Read by
+        # ``_flush`` only: with a gate, ``run`` reads the logs themselves (no warm pass).
+        self.gate: Gate | None = None
 
     # ---- strategy inputs -------------------------------------------------------------
 
@@ -197,10 +208,30 @@ class Backtest:
         if "note" in msg:  # as logged: the note belongs to the order the engine accepted
             self.notes.accepted(e.name, msg["note"], out)
 
+    def queue_input(self, stamp: int, msg: dict[str, Any]) -> None:
+        """Queue an entry's input (a lockstep agent's request) as its Context would."""
+        heapq.heappush(self.queue, (stamp, next(self._seq), msg))
+
     def _flush(self, before: int) -> None:
         """Apply every queued strategy input stamped before ``before``, in stamp order."""
         queue = self.queue
+        gate = self.gate
+        if gate is not None:
+            self._gated_flush(gate, before)
+            return
         while queue and queue[0][0] < before and not self.engine.over:
+            stamp, _, msg = heapq.heappop(queue)
+            self._own(stamp, msg)
+
+    def _gated_flush(self, gate: Gate, before: int) -> None:
+        """``_flush`` with the gate settled before each input (the next log one included)."""
+        queue = self.queue
+        while not self.engine.over:
+            due = bool(queue) and queue[0][0] < before
+            if gate.settle(queue[0][0] if due else before):
+                continue
+            if not due:
+                return
             stamp, _, msg = heapq.heappop(queue)
             self._own(stamp, msg)
 
@@ -222,7 +253,8 @@ class Backtest:
             "the logs end before the season starts: nothing to trade "
             f"(season {self.season.id} starts at {self.season.start})"
         )
-        days = open_days(logs, coins) if self.cache and pace is None else None
+        warm = self.cache and pace is None and self.gate is None  # (a gate: the cold pass)
+        days = open_days(logs, coins) if warm else None
         if days is not None:
             try:
                 self.log.reading(logs)

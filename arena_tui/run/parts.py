@@ -73,6 +73,8 @@ class Entrant:
     hooks: frozenset[str] = frozenset()
     stats: EntryStats = field(default_factory=EntryStats)
     params: dict[str, ParamValue] = field(default_factory=dict)
+    # a lockstep agent's counts (steps, passes, reconnects, waits); None for a strategy
+    remote: dict[str, int] | None = None
 
 
 @dataclass

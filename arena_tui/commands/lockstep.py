@@ -1,0 +1,110 @@
+"""The lockstep run's options and its report: ``arena backtest --agent`` and ``arena host
+--lockstep`` share them (``arena_tui.host.lockstep_run`` runs it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from arena_tui.report.render import write_report
+from arena_tui.report.verdict import parse_epoch
+from arena_tui.util.human import Progress, plural
+from arena_tui.util.jsonout import dumps
+
+AgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        metavar="CMD",
+        help="Backtest an HTTP agent instead of a STRATEGY (every positional is then a LOG): "
+        "CMD is run (no shell) with ARENA_URL, ARENA_KEY and ARENA_LOCKSTEP=1 in its "
+        "environment and trades over the season's API in lockstep (docs/api.md); its "
+        "output goes to DIR/agent.out.log.",
+    ),
+]
+AgentNameOpt = Annotated[
+    str, typer.Option("--agent-name", metavar="NAME", help="The --agent's entry name.")
+]
+ThinkOpt = Annotated[
+    str,
+    typer.Option(
+        "--think-time",
+        metavar="zero|measured",
+        help="Lockstep: stamp an agent's requests at its step's time (zero: deterministic) "
+        "or later by the wall time it took to send them (measured: what a live season "
+        "does to a slow agent).",
+    ),
+]
+StepTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--step-timeout",
+        metavar="SECONDS",
+        min=0,
+        help="Lockstep: an agent that has not finished a step in this many wall seconds "
+        "passes it (counted in the report) and the run goes on; 0: wait forever.",
+    ),
+]
+ConnectTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--connect-timeout",
+        metavar="SECONDS",
+        min=0,
+        help="Lockstep: how long every agent has to make its first call before the run.",
+    ),
+]
+
+
+def lockstep_report(
+    logs: list[str],
+    names: list[str],
+    knobs: dict[str, Any],
+    *,
+    epoch: str = "1d",
+    as_json: bool = False,
+    on_ready: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """A lockstep run (``host.lockstep_run``) and its report, as ``arena backtest`` prints
+    one: ``arena backtest --agent`` and ``arena host --lockstep``. ``knobs``: the other
+    fields of ``LockstepOptions``."""
+    from arena_tui.host.lockstep_run import OUTPUT_FILE, THINK, LockstepOptions, LockstepRun
+    from arena_tui.report.rundata import Collector
+
+    parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    if knobs.get("think") not in THINK:
+        raise typer.BadParameter(
+            f"{knobs.get('think')!r}: zero or measured", param_hint="--think-time"
+        )
+    opts = LockstepOptions(logs, names, **knobs)
+    run = LockstepRun(
+        opts, on_ready=on_ready, note=lambda text: typer.echo(f"arena: {text}", err=True)
+    )
+    run.prepare()
+    bt = run.bt
+    assert bt is not None
+    collector = Collector.attach(bt)  # the run data (report.html, arena export)
+    said = f"arena: lockstep backtest of {plural(len(bt.entrants), 'entry', 'entries')}"
+    said += f", writing {run.out_dir}"
+    if opts.command is not None:
+        said += f" (the agent's output: {run.out_dir / OUTPUT_FILE})"
+    typer.echo(said, err=True)
+    progress = Progress(label="lockstep", span=(bt.season.start, bt.season.end))
+    result = run.run(progress)
+    out_dir = run.out_dir
+    (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
+    data = collector.data()
+    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=opts.seed, rundata=data)
+
+
+def announce_keys(info: dict[str, Any], as_json: bool) -> None:
+    """--lockstep: the URL and each entry's key (one JSON line with --json)."""
+    if as_json:
+        typer.echo(json.dumps(info))
+        return
+    typer.echo(str(info["url"]))
+    for name, key in info["keys"].items():
+        typer.echo(f"{name} {key}")

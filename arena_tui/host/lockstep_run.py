@@ -1,0 +1,318 @@
+"""A lockstep run from start to end: the server's thread, the agents' processes, the pass.
+
+Why this module exists: the order things start and stop in is what makes a lockstep run
+clean. Start: the run is built (season, the agents' proxies beside the ``--vs``
+entrants, the run directory, the ``Backtest`` with its gate and views), the listener is
+bound and served on its own thread, the agent's command (``arena backtest --agent``) is
+launched with ``ARENA_URL``, ``ARENA_KEY`` and ``ARENA_LOCKSTEP=1`` and its output sent to
+``agent.out.log``, and every agent must call before ``--connect-timeout``. Then the pass
+runs on this (the main) thread, which owns the engine. End: every agent is told the run is
+over and its last requests are answered; the agent's process is given a moment to exit
+(then terminated); the listener stops last. An agent's process ending before the run did
+ends the run with one line, the run log kept (like a failing Python strategy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import uvicorn
+
+from arena_tui.host.auth import key_sha256, new_key
+from arena_tui.host.errors import HostError
+from arena_tui.host.lockstep import Remote, RemoteAgent, StepGate, post_to
+from arena_tui.host.lockstep_api import LockstepApi
+from arena_tui.host.server import _bind
+from arena_tui.host.views import Views
+from arena_tui.logs.logfile import read_header
+from arena_tui.logs.thinlog import is_thin
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.build import entrants_for, run_dir
+from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
+from arena_tui.run.loader import BASELINES, ENTRY_NAME, baseline_path
+from arena_tui.run.parts import BacktestError, BacktestResult, Entrant, Status
+from arena_tui.run.stats import exit_value
+from arena_tui.season.file import resolve_season
+from arena_tui.util.human import plural
+
+OUTPUT_FILE = "agent.out.log"  # the agent process's stdout and stderr
+EXIT_GRACE_S = 5.0  # how long the agent's process may take to exit after "over"
+TOLD_GRACE_S = 3.0  # how long connected agents have to fetch "over" (arena host --lockstep)
+THINK = ("zero", "measured")
+
+
+@dataclass
+class LockstepOptions:
+    logs: list[str]
+    names: list[str]  # the agents' entry names
+    season: Path | None = None
+    vs: str | None = None
+    out: Path | None = None
+    force: bool = False
+    latency_ms: int = 0
+    seed: int = 0
+    think: str = "zero"
+    step_timeout_s: float = 30.0
+    connect_timeout_s: float = 30.0
+    host: str = "127.0.0.1"
+    port: int = 0
+    body_max: int = 4096
+    full_log: bool = False
+    hook_timeout_s: float = DEFAULT_TIMEOUT_S
+    command: str | None = None  # arena backtest --agent: the agent to launch
+    generator: str = "arena backtest --agent"
+
+
+def vs_entrants(vs: str | None) -> list[Entrant]:
+    """The ``--vs`` entrants, as ``arena backtest`` makes them (``build.entrants_for``)."""
+    specs: list[str] = []
+    for part in (vs or "").split(","):
+        name = part.strip()
+        if name == "baselines":
+            specs += [str(baseline_path(b)) for b in BASELINES]
+        elif name:
+            specs.append(name)
+    if not specs:
+        return []
+    return entrants_for(Path(specs[0]), ",".join(specs[1:]))
+
+
+class LockstepRun:
+    """One lockstep run (module docstring): ``prepare``, then ``run`` (blocking)."""
+
+    def __init__(
+        self,
+        opts: LockstepOptions,
+        *,
+        on_ready: Callable[[dict[str, Any]], None] | None = None,
+        note: Callable[[str], None] = lambda text: None,
+    ) -> None:
+        if opts.think not in THINK:
+            raise BacktestError(f"--think-time {opts.think!r}: zero or measured")
+        for name in opts.names:
+            if ENTRY_NAME.fullmatch(name) is None:
+                raise BacktestError(f"entry name {name!r}: 1-32 characters of a-z, 0-9, _ and -")
+        if len(set(opts.names)) != len(opts.names):
+            raise BacktestError(f"entry names must be unique: {', '.join(opts.names)}")
+        self.opts = opts
+        self.on_ready = on_ready
+        self.note = note
+        self.remotes = [Remote(n, i, new_key(n)) for i, n in enumerate(opts.names)]
+        self.out_dir = Path()
+        self.bt: Backtest | None = None
+        self.gate: StepGate | None = None
+        self.api: LockstepApi | None = None
+        self.url = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._output: IO[bytes] | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._served = threading.Event()
+        self._server_error: BaseException | None = None
+
+    # ---- building it -----------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """The run built, its directory made, the listener bound (not yet served)."""
+        opts = self.opts
+        for path in opts.logs:
+            if is_thin(path):
+                read_header(path)  # refused: a thin run log holds no market data to trade on
+        season = resolve_season(opts.logs, opts.season)
+        others = vs_entrants(opts.vs)
+        for e in others:
+            if e.name in opts.names:
+                raise BacktestError(
+                    f"entry name {e.name!r} is both an agent's and a --vs entry's: name the "
+                    "agent otherwise (--agent-name)"
+                )
+        first = opts.names[0]
+        self.out_dir = run_dir(opts.out, Path(first), "lockstep", force=opts.force)
+        gate = self.gate = StepGate(
+            self.remotes,
+            step_timeout_s=opts.step_timeout_s,
+            think_measured=opts.think == "measured",
+            kept_in=self.out_dir,
+        )
+        agents = [Entrant(r.name, RemoteAgent(gate, r), Path()) for r in self.remotes]
+        bt = self.bt = Backtest(
+            season,
+            agents + others,
+            run_log=self.out_dir / "run.jsonl",
+            sources=opts.logs,
+            latency_ms=opts.latency_ms,
+            seed=opts.seed,
+            exit_value=exit_value,
+            generator=opts.generator,
+            hook_timeout_s=opts.hook_timeout_s,
+            thin=not opts.full_log,
+            cache=False,  # the gate settles in the cold pass only
+        )
+        views = Views(bt.engine)
+        for r in self.remotes:
+            views.keys.add(r.name, key_sha256(r.key))
+        gate.attach(bt, views)
+        self.api = LockstepApi(
+            gate,
+            bt.engine,
+            views,
+            season,
+            body_max=opts.body_max,
+            season_file=(self.out_dir / f"{season.id}.json").read_bytes(),
+        )
+        self.sock = _bind(opts.host, opts.port)
+        host, port = self.sock.getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+
+    # ---- the server's thread ---------------------------------------------------------
+
+    def _serve(self) -> None:
+        api, gate = self.api, self.gate
+        assert api is not None and gate is not None
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            gate.offer = api.offer
+            gate.post = post_to(loop)
+            config = uvicorn.Config(
+                api.app(),
+                log_config=None,
+                access_log=False,
+                ws="websockets-sansio",
+                lifespan="off",
+                timeout_graceful_shutdown=1,
+                timeout_keep_alive=30,
+                server_header=False,
+            )
+            server = self._server = uvicorn.Server(config)
+            serving = asyncio.create_task(server.serve(sockets=[self.sock]))
+            while not server.started and not serving.done():
+                await asyncio.sleep(0.005)
+            self._served.set()
+            await serving
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:
+            self._server_error = exc
+        finally:
+            self._served.set()
+
+    def _start_server(self) -> None:
+        self._thread = threading.Thread(target=self._serve, name="arena-lockstep", daemon=True)
+        self._thread.start()
+        self._served.wait(30)
+        if self._server_error is not None or self._server is None or not self._server.started:
+            raise HostError(f"the lockstep server did not start: {self._server_error}")
+
+    def _stop_server(self) -> None:
+        server, thread = self._server, self._thread
+        if server is not None:
+            server.should_exit = True
+        if thread is not None:
+            thread.join(10)
+
+    # ---- the agent's process ---------------------------------------------------------
+
+    def _launch(self, command: str) -> None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise BacktestError(f"--agent {command!r}: {exc}") from None
+        if not argv:
+            raise BacktestError("--agent: give the command that runs the agent")
+        r = self.remotes[0]
+        env = dict(os.environ, ARENA_URL=self.url, ARENA_KEY=r.key, ARENA_LOCKSTEP="1")
+        self._output = open(self.out_dir / OUTPUT_FILE, "wb")  # noqa: SIM115 - closed in _end
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._output,
+                stderr=subprocess.STDOUT,
+            )
+        except OSError as exc:
+            raise BacktestError(f"--agent: cannot run {argv[0]}: {exc.strerror or exc}") from None
+        proc, gate = self.proc, self.gate
+        assert gate is not None
+        threading.Thread(
+            target=lambda: gate.agent_exited(r.name, proc.wait()), name="arena-agent", daemon=True
+        ).start()
+
+    def _end_process(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._output is not None:
+            self._output.close()
+
+    # ---- the run ---------------------------------------------------------------------
+
+    def run(self, progress: Status | None = None) -> BacktestResult:
+        """The whole run (module docstring); the result, with each agent's counts."""
+        bt, gate = self.bt, self.gate
+        assert bt is not None and gate is not None
+        opts = self.opts
+        try:
+            self._start_server()
+            if opts.command is not None:
+                self._launch(opts.command)
+            self._ready()
+            connected = gate.serve(
+                lambda: all(r.connected for r in self.remotes), opts.connect_timeout_s
+            )
+            if not connected:
+                missing = [r.name for r in self.remotes if not r.connected]
+                where = (
+                    f" (its output: {self.out_dir / OUTPUT_FILE})"
+                    if opts.command is not None
+                    else f" at {self.url}"
+                )
+                raise BacktestError(
+                    f"no call from {', '.join(missing)} within {opts.connect_timeout_s:g} s of "
+                    f"the start: an agent must POST /v1/step or open /v1/stream{where}"
+                )
+            result = bt.run(opts.logs, progress)
+            doc = result.replay.to_json()
+            gate.finish({k: doc[k] for k in ("season", "end", "final", "ranking")})
+            if self.proc is not None:
+                proc, r = self.proc, self.remotes[0]
+                gate.serve(lambda: proc.poll() is not None or r.lagging, EXIT_GRACE_S)
+            else:
+                gate.serve(lambda: all(r.told_over for r in self.remotes), TOLD_GRACE_S)
+            for e in result.entrants:
+                if isinstance(e.strategy, RemoteAgent):
+                    e.remote = e.strategy.remote.counts()
+            return result
+        finally:
+            self._end_process()
+            self._stop_server()
+
+    def _ready(self) -> None:
+        info: dict[str, Any] = {
+            "url": self.url,
+            "out": str(self.out_dir),
+            "keys": {r.name: r.key for r in self.remotes},
+        }
+        if self.opts.command is None:
+            self.note(
+                f"lockstep: serving {self.url}; waiting up to {self.opts.connect_timeout_s:g} s "
+                f"for {plural(len(self.remotes), 'agent')} to call POST /v1/step (or open the "
+                "stream)"
+            )
+        if self.on_ready is not None:
+            self.on_ready(info)

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from arena_tui.commands import cache, imports, logs, season
+from arena_tui.commands import cache, data, imports, logs, runs, season
 from arena_tui.commands.backtest import backtest_command
+from arena_tui.commands.export import export_command
+from arena_tui.commands.fetch import fetch_command
 from arena_tui.commands.host import host_command, register_command
 from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
@@ -62,10 +64,14 @@ app.command("record")(record_command)
 app.command("synth")(synth_command)
 app.command("verify")(verify_command)
 app.command("sweep")(sweep_command)
+app.command("export")(export_command)
+app.command("fetch")(fetch_command)
 app.add_typer(season.app, name="season")
 app.add_typer(imports.app, name="import")
 app.add_typer(logs.app, name="logs")
 app.add_typer(cache.app, name="cache")
+app.add_typer(data.app, name="data")
+app.add_typer(runs.app, name="runs")
 
 
 def main() -> None:

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from arena_tui.commands.lockstep import (
+    AgentNameOpt,
+    AgentOpt,
+    ConnectTimeoutOpt,
+    StepTimeoutOpt,
+    ThinkOpt,
+    lockstep_report,
+)
 from arena_tui.commands.screens import screens
+from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.render import write_report
+from arena_tui.report.rundata import Collector
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.run.build import build_backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
@@ -16,13 +26,16 @@ from arena_tui.run.parts import BacktestResult
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import (
+    CoinsOpt,
     ForceOpt,
+    FromOpt,
     HookTimeoutOpt,
     JsonOpt,
     LatencyOpt,
     SeasonOpt,
     SeedOpt,
     StrategyArg,
+    ToOpt,
     VsOpt,
 )
 
@@ -31,11 +44,13 @@ def backtest_command(
     ctx: typer.Context,
     strategy: StrategyArg,
     logs: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
-            help="Recorded logs, in time order (plain, .gz or .lz4).", metavar="LOG", dir_okay=False
+            help="Recorded logs, in time order (plain, .gz or .lz4), or a directory of day "
+            "logs (choose days with --from/--to/--coins).",
+            metavar="LOG",
         ),
-    ],
+    ] = None,
     season: SeasonOpt = None,
     vs: VsOpt = None,
     param: Annotated[
@@ -86,6 +101,14 @@ def backtest_command(
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
     hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
+    day_from: FromOpt = None,
+    day_to: ToOpt = None,
+    coins: CoinsOpt = None,
+    agent: AgentOpt = None,
+    agent_name: AgentNameOpt = "agent",
+    think_time: ThinkOpt = "zero",
+    step_timeout: StepTimeoutOpt = 30.0,
+    connect_timeout: ConnectTimeoutOpt = 30.0,
     as_json: JsonOpt = False,
     tui: Annotated[
         bool,
@@ -116,8 +139,27 @@ def backtest_command(
 
     [cyan]arena backtest strategies/momentum.py \\
       recordings/synth-3coins-20261201.jsonl.gz --vs baselines --out /tmp/run[/]
+
+    An agent of any language, over the season's HTTP API in lockstep
+    (docs/api.md), beside the baselines:
+
+    [cyan]arena backtest --agent ".venv/bin/python strategies/http_agent.py" \\
+      recordings/synth-3coins-20261201.jsonl.gz --vs baselines[/]
     """
-    paths = [str(p) for p in logs]
+    if agent is not None:  # lockstep: an HTTP agent, and every positional is a LOG
+        if param or tui:
+            raise typer.BadParameter("--param and --tui go with a STRATEGY, not --agent")
+        every = [strategy, *(logs or [])]
+        found = [str(p) for p in expand_logs(every, day_from, day_to, coins)]
+        knobs: dict[str, Any] = {"season": season, "vs": vs, "out": out, "force": force}
+        knobs |= {"latency_ms": latency_ms, "seed": seed, "think": think_time}
+        knobs |= {"step_timeout_s": step_timeout, "connect_timeout_s": connect_timeout}
+        knobs |= {"full_log": full_log, "command": agent, "hook_timeout_s": hook_timeout}
+        lockstep_report(found, [agent_name], knobs, epoch=epoch, as_json=as_json)
+        return
+    if not logs:
+        raise typer.BadParameter("give at least one LOG after STRATEGY", param_hint="LOG")
+    paths = [str(p) for p in expand_logs(logs, day_from, day_to, coins)]
     parse_epoch(epoch)  # a bad --epoch fails now, not after the run
     watch = screens(ctx).backtest if tui else None
     bt, out_dir = build_backtest(
@@ -134,6 +176,7 @@ def backtest_command(
         params=param or (),
         cache=not no_cache and not tui,
     )
+    collector = Collector.attach(bt)  # the run data (report.html, arena export)
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
         err=True,
@@ -149,4 +192,5 @@ def backtest_command(
         progress = Progress(label="backtest", span=(chosen.start, chosen.end))
         result = bt.run(paths, progress)
     (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed)
+    data = collector.data()
+    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed, rundata=data)

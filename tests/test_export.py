@@ -118,6 +118,20 @@ def test_the_run_data_is_derived_again_from_the_run_log_alone(
     assert (copy / rundata.RUNDATA_FILE).is_file()  # and is kept for next time
 
 
+def test_arena_replay_out_leaves_the_same_run_data_and_a_report_html(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "replayed"
+    done = cli("replay", str(run_dir / "run.jsonl"), "--out", str(out), "--json")
+    assert done.exit_code == 0, done.output
+    assert (out / "report.html").stat().st_size > 0
+    replayed, ran = rundata.load(out), rundata.load(run_dir)
+    tables = ("fills", "orders", "marks", "funding", "coin_pnl", "round_trips", "prices")
+    for name in tables:
+        assert getattr(replayed, name) == getattr(ran, name), name
+    assert [e.name for e in replayed.entries] == [e.name for e in ran.entries]
+
+
 def test_the_day_caches_warm_pass_gathers_the_same_run_data(run_dir: Path, tmp_path: Path) -> None:
     """The warm pass holds books back while nothing reads them: the collector must still
     see the state the cold pass (the fixture's, cache off) shows at every mark."""

@@ -15,7 +15,10 @@ import typer
 
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.eligibility import eligible_text, ineligible_reasons
+from arena_tui.report.html import write_html
 from arena_tui.report.render import write_files
+from arena_tui.report.rundata import replay_collect
+from arena_tui.report.rundata import save as save_rundata
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.rebuild import Rebuilt
@@ -157,8 +160,8 @@ def replay_command(
         typer.Option(
             "--out",
             help="Write the report files a backtest writes (report.json, fills.csv, "
-            "fills.jsonl, equity.csv, chart.svg, ranking.json) into this directory, "
-            "rebuilt from the log alone.",
+            "fills.jsonl, equity.csv, chart.svg, ranking.json, report.html, "
+            "rundata.msgpack) into this directory, rebuilt from the log alone.",
             file_okay=False,
         ),
     ] = None,
@@ -257,8 +260,13 @@ def replay_command(
     if rebuilt is not None and out is not None:
         with writing(out, "--out"):
             run_log = logs[0] if len(logs) == 1 else None
-            write_files(rebuilt.result(result, run_log), out, epoch=epoch, kind="replay")
+            doc = write_files(rebuilt.result(result, run_log), out, epoch=epoch, kind="replay")
             (out / "ranking.json").write_text(dumps(result.to_json()) + "\n", encoding="utf-8")
+            # report.html and rundata.msgpack: the run data, gathered in a second pass
+            sources = None if data is None else str(data)
+            run_data = replay_collect(paths, chosen, verdict=doc["verdict"], data_dir=sources)
+            save_rundata(run_data, out)
+            write_html(run_data, doc, out)
         typer.echo(f"arena: report written to {out}", err=True)
     if as_json:
         typer.echo(dumps(result.to_json()))

@@ -222,6 +222,20 @@ def test_the_stamper_ticks_before_a_later_message_and_clamps_a_late_one() -> Non
     assert [line.t for _, line in stamper.ticks(15_500)] == [14_000, 15_000]
 
 
+def test_a_gap_after_a_clamped_message_starts_where_that_message_was_logged() -> None:
+    """A message received at 12,999 after the 13,000 tick is logged at 13,000; the loss
+    that follows must say its data ended at 13,000, not at the receive time (a replay
+    checks ``from`` against the last market data)."""
+    stamper = Stamper(10_500)
+    msg = b'{"channel":"trades","data":[]}'
+    stamper.ticks(13_000)
+    got = stamper.take((12_999, msg, None, decode_line(b'{"t":12999,"hl":%s}' % msg)))
+    assert [line.t for _, line in got] == [13_000]
+    gap = {"type": "gap", "from": 12_999, "to": 0, "reason": "disconnected"}
+    ((raw, _line),) = stamper.take((13_400, None, gap, None))
+    assert json.loads(raw)["arena"] == {**gap, "from": 13_000, "to": 13_400}
+
+
 def test_the_status_line_and_the_feeds_news(tmp_path: Path) -> None:
     season = running_season(tmp_path / "season.json")
     spec = PaperSpec(write_taker(tmp_path / "taker.py"), season=season, out=tmp_path / "run")

@@ -68,6 +68,7 @@ class Stamper:
         self.tick_ms = tick_ms
         self.next_tick = (now_ms // tick_ms + 1) * tick_ms
         self.last_t: int | None = None
+        self.last_hl_t: int | None = None  # the t the last market message was logged at
         self.ticks_written = 0
         self.clamped = 0
 
@@ -92,10 +93,16 @@ class Stamper:
             raw = b'{"t":%d,"hl":%s}' % (t, message)
             if line.t != t:
                 line = msgspec.structs.replace(line, t=t)
+            self.last_hl_t = t
         else:
             assert doc is not None
             if doc.get("type") == "gap":
                 doc = {**doc, "to": t}  # the recorder's rule: a gap's ``to`` is its own t
+                start, logged = doc.get("from"), self.last_hl_t
+                if isinstance(start, int) and logged is not None and start < logged:
+                    # the last data before the loss was clamped later (a tick was written
+                    # before it arrived): ``from`` is that data's t as logged
+                    doc["from"] = logged
             raw = b'{"t":%d,"arena":%s}' % (t, _ENC.encode(doc))
             line = decode_line(raw)
         self.last_t = t

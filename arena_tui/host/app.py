@@ -305,7 +305,7 @@ class Api:
             return
         self.views.subscribe(sub)
         try:
-            sender = asyncio.create_task(_send(ws, sub))
+            sender = asyncio.create_task(send_stream(ws, sub))
             receiver = asyncio.create_task(_until_closed(ws))
             _, pending = await asyncio.wait({sender, receiver}, return_when="FIRST_COMPLETED")
             for task in pending:
@@ -332,11 +332,16 @@ async def accept_stream(
     return Subscriber(entry, market=market)
 
 
-async def _send(ws: WebSocket, sub: Subscriber) -> None:
+async def send_stream(ws: WebSocket, sub: Subscriber, end: bytes | None = None) -> None:
+    """Send ``sub``'s messages until it is dropped (1013) or ``end`` is offered: that
+    message is not sent, the stream closes normally (1000; the lockstep run's end)."""
     while True:
         message = await sub.queue.get()
         if message is None:
             await ws.close(1013, "too slow: more than 10,000 messages behind")
+            return
+        if message == end:
+            await ws.close(1000, "the run is over")
             return
         await ws.send_text(message.decode("utf-8"))
 

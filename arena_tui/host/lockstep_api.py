@@ -34,6 +34,7 @@ from arena_tui.host.app import (
     accept_stream,
     answer,
     error,
+    send_stream,
 )
 from arena_tui.host.lockstep import (
     CHANNELS,
@@ -318,7 +319,7 @@ class LockstepApi(Api):
         name = entry
         gate.ask(lambda: gate.stream_opened(name))
         try:
-            sender = asyncio.create_task(_send(ws, sub))
+            sender = asyncio.create_task(send_stream(ws, sub, CLOSE))
             receiver = asyncio.create_task(self._receive(ws, entry, sub))
             _, pending = await asyncio.wait({sender, receiver}, return_when="FIRST_COMPLETED")
             for task in pending:
@@ -354,15 +355,3 @@ class LockstepApi(Api):
             except (msgspec.DecodeError, BadWake) as exc:
                 detail = {"error": "BadRequest", "detail": str(exc)}
                 sub.offer(s.ENCODE({"channel": "error", "data": detail}))
-
-
-async def _send(ws: WebSocket, sub: Subscriber) -> None:
-    while True:
-        message = await sub.queue.get()
-        if message is None:
-            await ws.close(1013, "too slow: more than 10,000 messages behind")
-            return
-        if message == CLOSE:
-            await ws.close(1000, "the run is over")
-            return
-        await ws.send_text(message.decode("utf-8"))

@@ -30,7 +30,7 @@ from arena_tui.host.auth import key_sha256, new_key
 from arena_tui.host.errors import HostError
 from arena_tui.host.lockstep import Remote, RemoteAgent, StepGate, post_to
 from arena_tui.host.lockstep_api import LockstepApi
-from arena_tui.host.server import _bind
+from arena_tui.host.server import _bind, uvicorn_config
 from arena_tui.host.views import Views
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
@@ -182,16 +182,7 @@ class LockstepRun:
             loop = asyncio.get_running_loop()
             gate.offer = api.offer
             gate.post = post_to(loop)
-            config = uvicorn.Config(
-                api.app(),
-                log_config=None,
-                access_log=False,
-                ws="websockets-sansio",
-                lifespan="off",
-                timeout_graceful_shutdown=1,
-                timeout_keep_alive=30,
-                server_header=False,
-            )
+            config = uvicorn_config(api.app(), graceful_s=1)
             server = self._server = uvicorn.Server(config)
             serving = asyncio.create_task(server.serve(sockets=[self.sock]))
             while not server.started and not serving.done():

@@ -174,16 +174,7 @@ class Host:
             clock=self.clock,
             season_file=self.season_file,
         )
-        return uvicorn.Config(
-            api.app(),
-            log_config=None,
-            access_log=False,
-            ws="websockets-sansio",
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-            timeout_keep_alive=KEEP_ALIVE_S,
-            server_header=False,
-        )
+        return uvicorn_config(api.app(), graceful_s=2)
 
     def _ready(self, sock: socket.socket) -> None:
         session = self.session
@@ -265,6 +256,21 @@ class Host:
         self.request_stop()
         if self._thread is not None:
             self._thread.join(30)
+
+
+def uvicorn_config(app: Any, *, graceful_s: int) -> uvicorn.Config:
+    """How the host and a lockstep run serve their API: no logging or lifespan of
+    uvicorn's, the sans-I/O WebSocket, kept-alive connections, no Server header."""
+    return uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        ws="websockets-sansio",
+        lifespan="off",
+        timeout_graceful_shutdown=graceful_s,
+        timeout_keep_alive=KEEP_ALIVE_S,
+        server_header=False,
+    )
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -385,3 +385,45 @@ def test_an_override_changes_the_fills_and_report_json_records_it(
     assert taken and fills(tmp_path / "never") == []
     assert fills(tmp_path / "short") and fills(tmp_path / "short") != taken
     assert never["entries"][0]["fills"] == {"taker": 0, "maker": 0}
+
+
+def test_class_sources_are_parsed_one_thread_at_a_time(
+    toy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPython 3.11.7's ast.parse is not thread-safe (python/cpython#106905), and a sweep on
+    an in-process Dask cluster reads parameters on several threads: no two may be inside
+    inspect.getsource at once."""
+    import inspect
+    import threading
+    import time
+
+    real = inspect.getsource
+    inside = 0
+    most = 0
+    count = threading.Lock()
+
+    def slow_getsource(obj: object) -> str:
+        nonlocal inside, most
+        with count:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.02)  # long enough for every other thread to arrive
+        try:
+            return real(obj)  # type: ignore[arg-type]
+        finally:
+            with count:
+                inside -= 1
+
+    monkeypatch.setattr(inspect, "getsource", slow_getsource)
+    cls = type(load_strategy(toy))
+    docs: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: docs.append(strategy_params(cls)["lookback_s"].doc))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert docs == ["how far back the signal looks"] * 4
+    assert most == 1

@@ -23,6 +23,7 @@ import io
 import json
 import math
 import re
+import threading
 import tokenize
 import typing
 from collections.abc import Mapping, Sequence
@@ -132,11 +133,20 @@ def _where(klass: type) -> str:
         return klass.__qualname__
 
 
+# inspect.getsource(a class) runs ast.parse over the whole file. On CPython 3.11 before
+# 3.11.8, two threads converting an AST at once can fail with "SystemError: AST constructor
+# recursion depth mismatch" (python/cpython#106905): the depth counter is shared by the
+# interpreter. A sweep on an in-process Dask cluster loads strategies on several worker
+# threads, and CI hit it there, so the parse is taken one thread at a time.
+_SOURCE_LOCK = threading.Lock()
+
+
 def _comments(klass: type) -> dict[str, str]:
     """The doc of each class attribute: the comment ending its line (``#:`` or ``#``), else
     the ``#:`` comment lines just above it. Nothing when the source cannot be read."""
     try:
-        source = inspect.getsource(klass)
+        with _SOURCE_LOCK:
+            source = inspect.getsource(klass)
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (OSError, TypeError, tokenize.TokenError, SyntaxError, IndentationError):
         return {}

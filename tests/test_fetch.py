@@ -226,6 +226,11 @@ def test_fetch_two_days_is_the_market_it_was_built_from(
     report = json.loads(check.stdout)
     assert report["duplicate_prints"] == 0 and report["bad_lines"] == 0
     assert report["channels"]["arena:gap"] == 6
+    assert {(f["header"]["kind"], f["header"]["source"]) for f in report["files"]} == {
+        ("fetched", "hl-s3")
+    }
+    text = arena("logs", "check", *sorted(map(str, history(tmp).glob("hl-*"))))
+    assert text.stdout.count("recording hyperliquid (fetched from hl-s3)  BTC ETH") == 2
 
 
 def test_backtest_a_directory_of_fetched_days_fills_the_maker(
@@ -520,3 +525,51 @@ def test_fills_become_one_print_per_trade_and_numbers_stay_exact() -> None:
     assert decimal_text("1.250000e-05") == "0.00001250000"
     assert decimal_text("105050") == "105050" and decimal_text("") is None
     assert lz4_bytes(b"x")  # the fixture's frames are real LZ4 frames
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str], answer: bytes) -> tuple[int, str]:
+    """Run ``arena`` on a pseudo-terminal, answer its prompt, and
+    return its exit code and what the terminal showed."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena_tui.cli", *args],
+        cwd=ROOT,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+    )
+    os.close(slave)
+    shown = bytearray()
+    answered = False
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal: it has exited
+            break
+        if not chunk:
+            break
+        shown += chunk
+        if not answered and b"Download?" in shown:
+            os.write(master, answer)
+            answered = True
+    os.close(master)
+    return proc.wait(timeout=120), shown.decode(errors="replace")
+
+
+def test_on_a_terminal_it_asks_first_and_a_no_downloads_nothing(
+    server: Server, tmp_path: Path
+) -> None:
+    env = env_for(tmp_path)
+    args = fetch_args(server, "2025-07-27", "2025-07-27")
+    before = sum(server.gets.values())
+    code, shown = _on_a_terminal(args, env, b"n\n")
+    assert code == 1 and "fetch: nothing downloaded" in shown
+    assert shown.index("$") < shown.index("Download?")  # the cost came before the question
+    assert sum(server.gets.values()) == before and not list(history(tmp_path).glob("hl-*"))
+    code, shown = _on_a_terminal(args, env, b"y\n")
+    assert code == 0, shown
+    assert [p.name for p in history(tmp_path).glob("hl-*")] == ["hl-2025-07-27.jsonl.lz4"]
+    assert sum(server.gets.values()) > before

@@ -21,7 +21,14 @@ def _header_text(header: dict[str, Any] | None) -> str:
         return "no valid header"
     kind = f"season {header['season']}" if "season" in header else ""
     if "recording" in header:
+        # how it was made, in the catalog's words: recorded, fetched, imported (synthetic
+        # says so already)
         kind = f"recording {header['recording']}"
+        how = header.get("kind")
+        if how in ("fetched", "imported"):
+            kind += f" ({how} from {header.get('source')})"
+        elif how == "recorded":
+            kind += " (recorded)"
     coins = " ".join(m["coin"] for m in header.get("markets", []))
     return f"{kind}  {coins}".strip()
 

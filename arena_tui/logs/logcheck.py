@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from arena_tui.logs.catalog import kind_of
 from arena_tui.logs.logfile import (
     BadLine,
     LogError,
@@ -267,9 +268,16 @@ class Report:
         }
 
 
-def _header_json(header: Header) -> dict[str, Any]:
+def _header_json(header: Header, raw: bytes) -> dict[str, Any]:
+    """The header's engine fields, and where the file's data came from: its ``source``
+    (an importer's format, ``hl-s3`` for a fetched day) and the catalog's ``kind``."""
     doc: dict[str, Any] = msgspec.to_builtins(header)
-    return {k: v for k, v in doc.items() if v is not None}
+    out = {k: v for k, v in doc.items() if v is not None}
+    whole = msgspec.json.decode(raw)  # parse_header has read it: a JSON object
+    if isinstance(whole.get("source"), str):
+        out["source"] = whole["source"]
+    out["kind"] = kind_of(whole)
+    return out
 
 
 def _check_claims(
@@ -317,7 +325,7 @@ def check_logs(
             for lineno, raw in enumerate(_raw_lines(path, tails, data), start=1):
                 if lineno == 1:
                     try:
-                        info["header"] = _header_json(parse_header(path, raw))
+                        info["header"] = _header_json(parse_header(path, raw), raw)
                         claims = header_claims(path, raw)
                     except LogError as exc:
                         report.bad(path, 1, f"{exc.message}; the rest of the file is not checked")

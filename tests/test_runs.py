@@ -156,3 +156,7 @@ def test_errors_are_one_line(runs: Path, tmp_path: Path) -> None:
         done = cli(*args)
         assert done.exit_code == 1, args
         assert done.output.count("\n") == 1 and done.output.startswith("arena: error:"), done.output
+    assert cli("runs", "show", str(tmp_path)).output.endswith(
+        "not a run directory (no report.json)\n"
+    )
+    assert cli("runs", "show", str(tmp_path / "nowhere")).output.endswith(": no such directory\n")

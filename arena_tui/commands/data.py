@@ -40,6 +40,8 @@ def list_command(
     Example: [cyan]arena data list ~/.local/share/arena/history --json[/]
     """
     where = directory if directory is not None else history_dir()
+    if where.exists() and not where.is_dir():
+        raise CatalogError(f"{where}: not a directory; give the directory of the day logs")
     if not where.is_dir():
         raise CatalogError(f"{where}: no such directory (arena fetch writes days there)")
 

@@ -164,9 +164,13 @@ def read_run(path: Path) -> RunRecord:
     """The record of run directory ``path`` (RunsError if it is not one)."""
     path = path.resolve()
     report = path / "report.json"
+    if not path.is_dir():
+        raise RunsError(f"{path}: no such directory")
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))
         when = report.stat().st_mtime_ns // 1_000_000
+    except FileNotFoundError:
+        raise RunsError(f"{path}: not a run directory (no report.json)") from None
     except (OSError, ValueError) as exc:
         raise RunsError(f"{path}: not a run directory (report.json: {exc})") from None
     if not isinstance(doc, dict) or "replay" not in doc:

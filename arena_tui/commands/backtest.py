@@ -24,7 +24,6 @@ from arena_tui.run.build import build_backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.parts import BacktestResult
 from arena_tui.util.human import Progress, plural
-from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import (
     CoinsOpt,
     ForceOpt,
@@ -191,6 +190,4 @@ def backtest_command(
     else:
         progress = Progress(label="backtest", span=(chosen.start, chosen.end))
         result = bt.run(paths, progress)
-    (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    data = collector.data()
-    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed, rundata=data)
+    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed, rundata=collector.data())

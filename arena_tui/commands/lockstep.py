@@ -12,7 +12,6 @@ import typer
 from arena_tui.report.render import write_report
 from arena_tui.report.verdict import parse_epoch
 from arena_tui.util.human import Progress, plural
-from arena_tui.util.jsonout import dumps
 
 AgentOpt = Annotated[
     str | None,
@@ -95,9 +94,9 @@ def lockstep_report(
     progress = Progress(label="lockstep", span=(bt.season.start, bt.season.end))
     result = run.run(progress)
     out_dir = run.out_dir
-    (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    data = collector.data()
-    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=opts.seed, rundata=data)
+    write_report(
+        result, out_dir, epoch=epoch, as_json=as_json, seed=opts.seed, rundata=collector.data()
+    )
 
 
 def announce_keys(info: dict[str, Any], as_json: bool) -> None:

@@ -28,7 +28,6 @@ from arena_tui.run.live import LiveFeed
 from arena_tui.run.paper import PaperSpec, prepare_paper, utc
 from arena_tui.run.paperstatus import PaperStatus
 from arena_tui.run.parts import BacktestResult, NotStarted
-from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import (
     ForceOpt,
     HookTimeoutOpt,
@@ -178,10 +177,14 @@ def paper_command(
         return
     if not tui and not result.replay.final:  # (the TUI's watcher says it itself)
         typer.echo("arena: stopped before the season's end: the report covers it so far", err=True)
-    (out_dir / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    data = collector.data()
     write_report(
-        result, out_dir, epoch=epoch, as_json=as_json, seed=seed, kind="paper", rundata=data
+        result,
+        out_dir,
+        epoch=epoch,
+        as_json=as_json,
+        seed=seed,
+        kind="paper",
+        rundata=collector.data(),
     )
 
 

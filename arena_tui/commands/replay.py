@@ -261,7 +261,6 @@ def replay_command(
         with writing(out, "--out"):
             run_log = logs[0] if len(logs) == 1 else None
             doc = write_files(rebuilt.result(result, run_log), out, epoch=epoch, kind="replay")
-            (out / "ranking.json").write_text(dumps(result.to_json()) + "\n", encoding="utf-8")
             # report.html and rundata.msgpack: the run data, gathered in a second pass
             sources = None if data is None else str(data)
             run_data = replay_collect(paths, chosen, verdict=doc["verdict"], data_dir=sources)

@@ -287,10 +287,12 @@ def write_files(
     kind: str = "backtest",
     rundata: RunData | None = None,
 ) -> dict[str, Any]:
-    """report.json, fills.csv, fills.jsonl, equity.csv and chart.svg in ``out``; the doc.
+    """ranking.json, report.json, fills.csv, fills.jsonl, equity.csv and chart.svg in
+    ``out``; the doc.
     ``kind``: backtest, paper, or replay (a report rebuilt from a log by ``arena replay``).
     ``rundata``: what a ``rundata.Collector`` gathered in the pass: saved as
     ``rundata.msgpack`` with the verdict (none given: ``rundata.load`` derives it later)."""
+    (out / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
     doc = report_doc(result, epoch=epoch, seed=seed, out=out, kind=kind)
     doc = {"kind": kind, "paper": PAPER, **doc}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")

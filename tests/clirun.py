@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -10,6 +11,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SYNTH = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"  # the shipped sample, 6 h
+
+
+def sample_season(
+    path: Path, minutes: int, *, log: Path = SYNTH, skip_minutes: int = 0, name: str = "short"
+) -> Path:
+    """A season file at ``path`` (JSON): ``log``'s own season cut to ``minutes`` minutes,
+    beginning ``skip_minutes`` after its start; the short seasons tests run on."""
+    from arena_tui.season.file import resolve_season, season_doc
+
+    doc = season_doc(resolve_season([str(log)], None))
+    doc["id"] = name
+    doc["start"] += skip_minutes * 60_000
+    doc["end"] = doc["start"] + minutes * 60_000
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
 
 
 def arena(

@@ -16,10 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from arena_tui.season.file import resolve_season, season_doc
-from tests.clirun import ROOT, arena
+from tests.clirun import ROOT, arena, sample_season
 
 SYNTH = ROOT / "recordings/synth-3coins-20261201.jsonl.gz"
 MINUTES = 10  # the season: the sample's first 10 minutes of trading
@@ -126,13 +123,7 @@ else:
 
 def season_file(tmp: Path, minutes: int = MINUTES) -> Path:
     """The sample's season cut to its first ``minutes`` minutes."""
-    season = resolve_season([str(SYNTH)], None)
-    doc = season_doc(season)
-    doc["id"] = f"lockstep-{minutes}m"
-    doc["end"] = doc["start"] + minutes * 60_000
-    path = tmp / "season.json"
-    path.write_bytes(msgspec.json.encode(doc))
-    return path
+    return sample_season(tmp / "season.json", minutes, name=f"lockstep-{minutes}m")
 
 
 def agent_file(tmp: Path) -> Path:

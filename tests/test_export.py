@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -25,10 +24,8 @@ from arena_tui.report.rundata import Collector, FillRow
 from arena_tui.season.file import resolve_season
 from engine import Engine
 from engine.units import notional
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
-HOUR_MS = 3_600_000
+from tests.clirun import SYNTH as SAMPLE
+from tests.clirun import sample_season
 
 
 def cli(*args: str) -> Any:
@@ -40,9 +37,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The maker and the baselines over the sample's first hour (cache off: the pass reads
     only what it needs)."""
     tmp = tmp_path_factory.mktemp("export")
-    season = resolve_season([str(SAMPLE)], None)
-    short = msgspec.structs.replace(season, id="hour", end=season.start + HOUR_MS)
-    (tmp / "hour.json").write_bytes(msgspec.json.encode(short))
+    sample_season(tmp / "hour.json", 60, name="hour")
     before = os.environ.get("ARENA_CACHE")
     os.environ["ARENA_CACHE"] = "0"
     try:

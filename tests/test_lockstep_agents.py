@@ -22,40 +22,16 @@ from typing import Any
 import pytest
 
 from arena_tui.host.lockstep_run import OUTPUT_FILE as OUTPUT  # the agent's stdout, stderr
-from tests.clirun import ROOT, arena
+from tests.clirun import ROOT, arena, sample_season
 
 SAMPLE = "recordings/synth-3coins-20261201.jsonl.gz"
 PYTHON = shlex.quote(sys.executable)  # the venv's: the agents need httpx
 AGENT = f"{PYTHON} strategies/http_agent.py"
 
-SEASON = """\
-id = "lockstep-hour"
-description = "The first hour of the shipped synthetic sample, Season 0 rules"
-start = 2026-12-01T00:00:00Z
-end = 2026-12-01T01:00:00Z
-
-[[markets]]
-coin = "BTC"
-asset = 0
-szDecimals = 5
-
-[[markets]]
-coin = "ETH"
-asset = 1
-szDecimals = 4
-
-[[markets]]
-coin = "SOL"
-asset = 5
-szDecimals = 2
-"""
-
 
 @pytest.fixture(scope="module")
 def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("season") / "lockstep-hour.toml"
-    path.write_text(SEASON)
-    return path
+    return sample_season(tmp_path_factory.mktemp("season") / "hour.json", 60, name="lockstep-hour")
 
 
 def backtest(season: Path, out: Path, *args: str) -> dict[str, Any]:

@@ -24,26 +24,9 @@ from arena_tui.report import html
 from arena_tui.report.html import HTML_FILE
 from arena_tui.report.htmldata import MAX_POINTS, page_data, spread, thin_minmax
 from arena_tui.report.rundata import RunData, load
-from tests.clirun import ROOT, arena
+from tests.clirun import ROOT, arena, sample_season
 
 SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
-# 40 minutes of the shipped sample, in blocks of 10 minutes: a short run with a verdict chart
-SEASON = """id = "html-test"
-start = 2026-12-01T00:01:00Z
-end = 2026-12-01T00:41:00Z
-[[markets]]
-coin = "BTC"
-asset = 0
-szDecimals = 5
-[[markets]]
-coin = "ETH"
-asset = 1
-szDecimals = 4
-[[markets]]
-coin = "SOL"
-asset = 5
-szDecimals = 2
-"""
 SHARED_CHARTS = (
     "chart-equity",
     "chart-drawdown",
@@ -67,8 +50,7 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("html")
-    season = tmp / "short.toml"
-    season.write_text(SEASON, encoding="utf-8")
+    season = sample_season(tmp / "short.json", 40, skip_minutes=1, name="html-test")
     out = tmp / "run"
     done = arena(
         "backtest", "strategies/maker.py", str(SAMPLE), "--vs", "baselines",

@@ -12,17 +12,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from typer.testing import CliRunner
 
 from arena_tui.cli import app
 from arena_tui.report.runs import INDEX_FILE
-from arena_tui.season.file import resolve_season
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
-HOUR_MS = 3_600_000
+from tests.clirun import SYNTH as SAMPLE
+from tests.clirun import sample_season
 
 
 def cli(*args: str) -> Any:
@@ -32,9 +28,7 @@ def cli(*args: str) -> Any:
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("runs")
-    season = resolve_season([str(SAMPLE)], None)
-    short = msgspec.structs.replace(season, id="hour", end=season.start + HOUR_MS)
-    (tmp / "hour.json").write_bytes(msgspec.json.encode(short))
+    sample_season(tmp / "hour.json", 60, name="hour")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ARENA_CACHE", "0")
         mp.setenv("ARENA_DATA_DIR", str(tmp / "data"))

@@ -37,7 +37,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,7 +54,7 @@ from arena_tui.run.parts import BacktestResult  # noqa: E402
 from arena_tui.run.replay import replay  # noqa: E402
 from arena_tui.run.stats import exit_value  # noqa: E402
 from arena_tui.season.file import resolve_season  # noqa: E402
-from bench.replay import Series, decode_generic, machine, mb, say, timed, yes  # noqa: E402
+from bench.replay import Series, decode_generic, in_scratch, machine, mb, say, timed, yes  # noqa: E402
 from engine import Season  # noqa: E402
 
 TARGET_RATIO = 1.5
@@ -269,14 +268,7 @@ def text_report(doc: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="arena-bench-bt-"))
-    try:
-        doc = run(args, tmp)
-    finally:
-        if args.keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    doc = in_scratch("arena-bench-bt-", args.keep, lambda tmp: run(args, tmp))
     out = json.dumps(doc, indent=1) if args.json else text_report(doc)
     sys.stdout.write(out + "\n")
     return 0

@@ -175,6 +175,18 @@ class Series:
         return statistics.median(self.seconds)
 
 
+def in_scratch(prefix: str, keep: bool, work: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """``work`` run in a new temporary directory, removed after it unless ``keep``."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        return work(tmp)
+    finally:
+        if keep:
+            say(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, object]:
     t0 = time.perf_counter()
     out = fn()
@@ -422,14 +434,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="arena-bench-"))
-    try:
-        doc = run(args, tmp)
-    finally:
-        if args.keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    doc = in_scratch("arena-bench-", args.keep, lambda tmp: run(args, tmp))
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:

@@ -30,9 +30,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,7 +43,7 @@ from arena_tui.run.loader import entry_name, load_strategy  # noqa: E402
 from arena_tui.run.params import ParamValue, strategy_params, variant_name  # noqa: E402
 from arena_tui.sweep.jobs import DayResult, Job, Variant, day_file, run_job  # noqa: E402
 from bench.backtest import synth  # noqa: E402
-from bench.replay import Series, machine, say, timed, yes  # noqa: E402
+from bench.replay import Series, in_scratch, machine, say, timed, yes  # noqa: E402
 
 STRATEGY = ROOT / "strategies" / "momentum.py"
 FACTORS = (0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0)
@@ -209,14 +207,7 @@ def text_report(doc: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="arena-bench-sweep-"))
-    try:
-        doc = run(args, tmp)
-    finally:
-        if args.keep:
-            say(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    doc = in_scratch("arena-bench-sweep-", args.keep, lambda tmp: run(args, tmp))
     out = json.dumps(doc, indent=1) if args.json else text_report(doc)
     sys.stdout.write(out + "\n")
     return 0

@@ -3,16 +3,21 @@
 The browser tests load the page in Debian's Chromium (driven by Playwright, with every
 request that is not the file itself refused and recorded: the page must need no network),
 and check that it logs no console error and that every chart the issue lists is drawn
-(Plotly's SVG with its traces). Where no Chromium exists they skip, saying how to get one;
-the thinning and the page's data are checked without a browser.
+(Plotly's SVG with its traces): plotly.js and the data are packed (gzip, base64) and
+unpacked by the page itself, so this also proves the unpacking. Where no Chromium exists
+they skip, saying how to get one; the thinning, the page's data, its size and that the same
+run gives the same bytes are checked without a browser.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import gzip
 import importlib.util
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,11 +52,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("html")
+def backtest(tmp: Path, out: Path) -> Path:
+    """The 40-minute backtest of the maker against the baselines, written to ``out``."""
     season = sample_season(tmp / "short.json", 40, skip_minutes=1, name="html-test")
-    out = tmp / "run"
     done = arena(
         "backtest", "strategies/maker.py", str(SAMPLE), "--vs", "baselines",
         "--season", str(season), "--epoch", "10m", "--out", str(out),
@@ -61,54 +64,78 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("html")
+    return backtest(tmp, tmp / "run")
+
+
 def chromium() -> str | None:
     """The browser to drive: $ARENA_CHROMIUM, else Debian's chromium on the PATH."""
     return os.environ.get("ARENA_CHROMIUM") or shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")
-def page(run_dir: Path) -> Iterator[Any]:
-    """report.html loaded in headless Chromium, every chart drawn; ``page.messages``: the
-    console's errors and warnings and the page's uncaught errors, ``page.requests``: any
-    request for something other than the file itself (refused)."""
+def browser() -> Iterator[Any]:
+    """Headless Chromium (Playwright's Browser), or the test skips saying how to get one."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
     )
     exe = chromium()
     if exe is None:
         pytest.skip("no Chromium to test report.html in: apt-get install -y chromium")
-    url = (run_dir / HTML_FILE).as_uri()
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 900})
-        pg.messages = messages = []
-        pg.requests = requests = []
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
-        def console(m: Any) -> None:
-            if m.type in ("error", "warning"):
-                messages.append(f"{m.type}: {m.text}")
 
-        pg.on("console", console)
-        pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+def open_page(browser: Any, path: Path, init_script: str | None = None) -> Any:
+    """``path`` in a new tab; ``.messages``: the console's errors and warnings and the
+    page's uncaught errors, ``.requests``: any request for something other than the file
+    itself (refused). ``init_script`` runs before the page's own scripts."""
+    url = path.as_uri()
+    pg = browser.new_page(viewport={"width": 1400, "height": 900})
+    pg.messages = messages = []
+    pg.requests = requests = []
 
-        def refuse(route: Any) -> None:
-            if route.request.url == url:
-                route.continue_()
-            else:
-                requests.append(route.request.url)
-                route.abort()
+    def console(m: Any) -> None:
+        if m.type in ("error", "warning"):
+            messages.append(f"{m.type}: {m.text}")
 
-        pg.route("**/*", refuse)
-        pg.goto(url)  # returns once the page's scripts have run (the load event)
-        # a chart that is never drawn: the tests below say which, and why
-        with contextlib.suppress(sync_api.TimeoutError):
-            pg.wait_for_function(
-                "document.querySelectorAll('.chart').length === "
-                "document.querySelectorAll('.chart[data-drawn]').length",
-                timeout=15_000,
-            )
-        yield pg
-        browser.close()
+    pg.on("console", console)
+    pg.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+
+    def refuse(route: Any) -> None:
+        if route.request.url == url:
+            route.continue_()
+        else:
+            requests.append(route.request.url)
+            route.abort()
+
+    pg.route("**/*", refuse)
+    if init_script is not None:
+        pg.add_init_script(init_script)
+    pg.goto(url)  # returns once the page's scripts have run (the load event)
+    return pg
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, run_dir: Path) -> Iterator[Any]:
+    """report.html loaded in headless Chromium, every chart drawn (see ``open_page``)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    pg = open_page(browser, run_dir / HTML_FILE)
+    # the page unpacks plotly.js and its data, then draws: a chart that is never drawn:
+    # the tests below say which, and why
+    with contextlib.suppress(PlaywrightTimeout):
+        pg.wait_for_function(
+            "document.querySelectorAll('.chart').length === "
+            "document.querySelectorAll('.chart[data-drawn]').length",
+            timeout=15_000,
+        )
+    yield pg
+    pg.close()
 
 
 def traces(pg: Any, chart_id: str) -> list[str]:
@@ -161,6 +188,24 @@ def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
     assert "· paper" in header and doc["replay"]["rules_sha256"][:12] in header
     assert page.locator("#summary tbody tr").count() == len(names)
     assert page.locator("#trips-body tr").count() > 0
+    assert page.locator("#loading").count() == 0  # the "drawing…" note is gone once drawn
+
+
+def test_without_decompression_stream_the_page_says_why(browser: Any, run_dir: Path) -> None:
+    """A browser too old to unpack the page shows one line, not a blank page or an error."""
+    pg = open_page(browser, run_dir / HTML_FILE, "delete window.DecompressionStream;")
+    try:
+        note = pg.inner_text("#loading")
+        assert note == (
+            "This browser cannot open the compressed report: use a current Chrome, Firefox "
+            "or Safari."
+        )
+        assert pg.evaluate("typeof Plotly") == "undefined"
+        assert pg.locator(".chart[data-drawn]").count() == 0
+        assert pg.messages == [] and pg.requests == []
+        assert pg.locator("#summary tbody tr").count() > 0  # the tables are plain HTML
+    finally:
+        pg.close()
 
 
 def test_the_entry_picker_redraws_the_coins(page: Any) -> None:
@@ -176,6 +221,27 @@ def test_the_entry_picker_redraws_the_coins(page: Any) -> None:
 
 
 # ---- without a browser ---------------------------------------------------------------------
+
+
+def test_the_page_is_small_because_packed(run_dir: Path) -> None:
+    """plotly.js (4.8 MB) and the data are inlined gzip+base64: the 40-minute run's page
+    is 2.0 MB (2026-12-04, plotly 7.1.0; 4.9 MB when plotly.js and the data were inlined
+    as text)."""
+    page = (run_dir / HTML_FILE).read_bytes()
+    assert len(page) < 2_500_000, len(page)
+    assert len(page) < len(html.plotly_js()) // 2
+    assert html.plotly_js()[:2000] not in page  # plotly.js is not inlined as it is
+    packed = re.search(rb'id="run-data-gz">([^<]*)</script>', page)
+    assert packed is not None
+    doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    data = json.loads(gzip.decompress(base64.b64decode(packed.group(1))))
+    assert data == json.loads(json.dumps(page_data(load(run_dir), doc)))  # unpacks to it
+
+
+def test_the_same_run_gives_the_same_page(run_dir: Path, tmp_path: Path) -> None:
+    """report.html is deterministic: gzip with mtime 0 and a fixed level, the data in order."""
+    again = backtest(tmp_path, tmp_path / "again")
+    assert (again / HTML_FILE).read_bytes() == (run_dir / HTML_FILE).read_bytes()
 
 
 def test_the_page_data_draws_everything_computed(run_dir: Path) -> None:
@@ -217,11 +283,13 @@ def test_without_plotly_the_page_is_skipped_with_a_warning(
     data = load(run_dir)
     doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     html.plotly_js.cache_clear()
+    html.plotly_packed.cache_clear()
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     try:
         assert html.write_html(data, doc, tmp_path) is None
     finally:
         html.plotly_js.cache_clear()
+        html.plotly_packed.cache_clear()
     assert not (tmp_path / HTML_FILE).exists()
     assert capsys.readouterr().err == (
         "arena: warning: report.html not written: the plotly package is not installed: "

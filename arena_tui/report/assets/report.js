@@ -1,9 +1,8 @@
-// arena report.html: draws the run from the JSON in <script id="run-data"> with Plotly
-// (inlined above this script). Every chart div gets data-drawn="1" once drawn, so a test
-// (and a person) can tell a chart that failed from one that is empty.
-(function () {
+// arena report.html: draws the run's data D (the page's JSON, unpacked by loader.js) with
+// Plotly (run by loader.js before it calls this). Every chart div gets data-drawn="1" once
+// drawn, so a test (and a person) can tell a chart that failed from one that is empty.
+window.arenaReport = function (D) {
   "use strict";
-  var D = JSON.parse(document.getElementById("run-data").textContent);
   var T0 = D.t0;
   var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
                  "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
@@ -265,4 +264,4 @@
   drawCosts();
   drawVerdict();
   choose(D.entries[0]);
-})();
+};

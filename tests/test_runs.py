@@ -154,3 +154,21 @@ def test_errors_are_one_line(runs: Path, tmp_path: Path) -> None:
         "not a run directory (no report.json)\n"
     )
     assert cli("runs", "show", str(tmp_path / "nowhere")).output.endswith(": no such directory\n")
+
+
+def test_a_run_is_indexed_as_it_is_written_wherever_out_put_it(
+    made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_DATA_DIR", str(made.parent / "data"))  # the backtests' own
+    listed = json.loads(cli("runs", "list", "--json").stdout)  # no folder named
+    assert sorted(r["path"] for r in listed) == [str(made / "maker"), str(made / "momentum")]
+    # an index that cannot be written (here: a directory in its place) fails no run
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data" / INDEX_FILE).mkdir(parents=True)
+    season = sample_season(tmp_path / "ten.json", 10)
+    done = cli(
+        "backtest", "strategies/momentum.py", str(SAMPLE), "--season", str(season),
+        "--out", str(tmp_path / "run"), "--json",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "run" / "report.html").is_file()

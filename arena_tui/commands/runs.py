@@ -93,8 +93,8 @@ def list_command(
         list[Path] | None,
         typer.Argument(
             metavar="[DIR]...",
-            help="Folders to look for runs in (and remember). Default: every run indexed, "
-            "and those under the data directory's runs/.",
+            help="Folders to look for runs in (and remember). Default: every run indexed "
+            "(a run is indexed as it is written) and those under the data directory's runs/.",
             file_okay=False,
             show_default=False,
         ),

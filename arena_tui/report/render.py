@@ -34,6 +34,7 @@ from arena_tui.report.html import HTML_FILE, write_html
 from arena_tui.report.layout import terminal_width
 from arena_tui.report.rundata import RunData
 from arena_tui.report.rundata import save as save_rundata
+from arena_tui.report.runs import remember as remember_run
 from arena_tui.report.table import exit_warnings, table
 from arena_tui.report.table import pct as pct  # arena-tui writes money and ratios alike
 from arena_tui.report.table import usd as usd
@@ -304,6 +305,7 @@ def write_files(
     write_quotes(result, out / FILLS_FILE)
     write_equity(result, out / "equity.csv")
     write_chart(result, doc, out / "chart.svg")
+    remember_run(out)  # arena runs list shows it, wherever it is
     return doc
 
 

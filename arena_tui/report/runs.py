@@ -305,6 +305,8 @@ class Catalog:
         what is gone; the records under ``roots`` (none given: all), newest first."""
         known = dict(self.db.execute("SELECT path, stamp FROM runs").fetchall())
         found = list(find_runs([default_root(), *roots]))
+        seen = {str(d) for d in found}
+        found += [Path(p) for p in known if p not in seen]  # indexed where it was written
         for d in found:
             stamp = self._stamp(d)
             if stamp is None or known.get(str(d)) == stamp:
@@ -342,6 +344,13 @@ class Catalog:
             ),
         )
 
+    def add(self, path: Path) -> None:
+        """Index the run in ``path`` as it is now."""
+        stamp = self._stamp(path)
+        if stamp is not None:
+            self._put(read_run(path), stamp)
+            self.db.commit()
+
     def records(self) -> list[RunRecord]:
         rows = self.db.execute("SELECT doc FROM runs ORDER BY when_ms DESC, path").fetchall()
         return [_record_of(json.loads(doc)) for (doc,) in rows]
@@ -350,6 +359,14 @@ class Catalog:
         for p in paths:
             self.db.execute("DELETE FROM runs WHERE path = ?", (p,))
         self.db.commit()
+
+
+def remember(path: Path) -> None:
+    """Index a run just written, so ``arena runs list`` shows it wherever ``--out`` put it.
+    Best effort: the index is a cache rebuilt from the run directories, so a read-only data
+    directory or a busy index never fails the run that was written."""
+    with contextlib.suppress(RunsError, sqlite3.Error, OSError), Catalog() as cat:
+        cat.add(path)
 
 
 def _within(path: str, root: str) -> bool:

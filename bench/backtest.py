@@ -104,6 +104,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python bench/backtest.py",
         description="Time arena backtest against plain msgspec decoding of the same day.",
     )
+    add_day_args(p)
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (log, run)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead")
+    return checked_day_args(p, argv)
+
+
+def add_day_args(p: argparse.ArgumentParser) -> None:
+    """The day a backtest bench runs on (synthesised, or --log) and its rounds."""
     p.add_argument("--coins", default="BTC,ETH,SOL", help="coins for arena synth")
     p.add_argument("--hours", type=float, default=24.0, help="hours for arena synth")
     p.add_argument("--seed", type=int, default=7, help="arena synth's seed")
@@ -111,8 +119,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--season", help="season file for --log (default: as `arena backtest`)")
     p.add_argument("--vs", help="also run these entries (e.g. baselines), as --vs does")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    p.add_argument("--keep", action="store_true", help="keep the temp dir (log, run)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+
+def checked_day_args(p: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.season and not args.log:
         p.error("--season goes with --log")
@@ -121,13 +130,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+def day_log(args: argparse.Namespace, tmp: Path) -> tuple[str, float | None]:
+    """The day's log (--log, or synthesised in ``tmp``) and the seconds synthesising took."""
     if args.log:
-        path, gen_s = str(args.log), None
-    else:
-        path = str(tmp / "synth.jsonl")
-        say(f"arena synth --coins {args.coins} --hours {args.hours:g} --seed {args.seed} ...")
-        gen_s = synth(Path(path), args.coins, args.hours, args.seed)
+        return str(args.log), None
+    path = tmp / "synth.jsonl"
+    say(f"arena synth --coins {args.coins} --hours {args.hours:g} --seed {args.seed} ...")
+    return str(path), synth(path, args.coins, args.hours, args.seed)
+
+
+def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    path, gen_s = day_log(args, tmp)
     size = sum(len(raw) + 1 for raw in iter_raw_lines(path))  # also warms the page cache
     season = resolve_season([path], args.season)
     out = tmp / "run"

@@ -41,7 +41,7 @@ from arena_tui.run.backtest import Backtest  # noqa: E402
 from arena_tui.run.build import entrants_for  # noqa: E402
 from arena_tui.run.stats import exit_value  # noqa: E402
 from arena_tui.season.file import resolve_season  # noqa: E402
-from bench.backtest import STRATEGY, synth  # noqa: E402
+from bench.backtest import STRATEGY, add_day_args, checked_day_args, day_log  # noqa: E402
 from bench.replay import Series, in_scratch, machine, say  # noqa: E402
 from engine import Line, Season  # noqa: E402
 from engine import events as ev  # noqa: E402
@@ -115,31 +115,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python bench/rundata.py",
         description="Time a backtest with and without the run-data collector.",
     )
-    p.add_argument("--coins", default="BTC,ETH,SOL", help="coins for arena synth")
-    p.add_argument("--hours", type=float, default=24.0, help="hours for arena synth")
-    p.add_argument("--seed", type=int, default=7, help="arena synth's seed")
-    p.add_argument("--log", help="take this existing recording instead of synthesising one")
-    p.add_argument("--season", help="season file for --log (default: as `arena backtest`)")
-    p.add_argument("--vs", help="also run these entries (e.g. baselines), as --vs does")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    add_day_args(p)
     p.add_argument("--profile", type=int, metavar="N", help="also profile: top N rows")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (the day)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
-    args = p.parse_args(argv)
-    if args.season and not args.log:
-        p.error("--season goes with --log")
-    if args.rounds < 1:
-        p.error("--rounds must be at least 1")
-    return args
+    return checked_day_args(p, argv)
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    if args.log:
-        path, gen_s = str(args.log), None
-    else:
-        path = str(tmp / "synth.jsonl")
-        say(f"arena synth --coins {args.coins} --hours {args.hours:g} --seed {args.seed} ...")
-        gen_s = synth(Path(path), args.coins, args.hours, args.seed)
+    path, gen_s = day_log(args, tmp)
     season = resolve_season([path], args.season)
     say("untimed pass (warms the page cache and the decimal memo) ...")
     _, data = one_pass(path, season, True, args.vs)

@@ -280,6 +280,19 @@ class _Trip:
         self.fees = 0
         self.fills = 0
 
+    def add(self, px: int, sz: int, is_buy: bool, fee: int, *, closing: bool) -> None:
+        """A fill (or the part of one) of ``sz`` at ``px`` that opens or closes the trip."""
+        if closing:
+            self.exit_sz += sz
+            self.exit_pxsz += px * sz
+        else:
+            self.open_sz += sz
+            self.open_pxsz += px * sz
+        n = notional(px, sz)
+        self.cash += -n if is_buy else n
+        self.fees += fee
+        self.fills += 1
+
 
 class Collector:
     """Gathers a :class:`RunData` from a pass; see the module docstring.
@@ -630,12 +643,7 @@ class Collector:
                 trip = open_[key]
                 q = min(abs(p), f.sz)
                 part_fee = fee if q == f.sz else tdiv(fee * q, f.sz)
-                trip.exit_sz += q
-                trip.exit_pxsz += f.px * q
-                n = notional(f.px, q)
-                trip.cash += -n if f.is_buy else n
-                trip.fees += part_fee
-                trip.fills += 1
+                trip.add(f.px, q, f.is_buy, part_fee, closing=True)
                 left, left_fee = f.sz - q, fee - part_fee
                 if q == abs(p):
                     pos[key] = 0
@@ -647,12 +655,7 @@ class Collector:
                     continue
             if left:
                 trip = open_.get(key) or open_.setdefault(key, _Trip(f.t))
-                trip.open_sz += left
-                trip.open_pxsz += f.px * left
-                n = notional(f.px, left)
-                trip.cash += -n if f.is_buy else n
-                trip.fees += left_fee
-                trip.fills += 1
+                trip.add(f.px, left, f.is_buy, left_fee, closing=False)
                 pos[key] = p + (left if f.is_buy else -left)
         for key, trip in open_.items():
             close(key, trip, 1 if pos[key] > 0 else -1, None)

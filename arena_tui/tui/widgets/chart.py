@@ -46,6 +46,15 @@ def stacked(heights: Sequence[int], rows: int) -> list[str]:
     ]
 
 
+def time_axis(first_t: int, last_t: int, cols: int, indent: int) -> Text:
+    """The line under a chart of ``cols`` columns: its first time at the left, its last at
+    the right (one time when they are the same), after ``indent`` spaces of labels."""
+    left, right = clock(first_t), clock(last_t)
+    gap = max(1, cols - len(left) - len(right))
+    axis = left if first_t == last_t else left + " " * gap + right
+    return Text(" " * indent + axis, style="dim")
+
+
 def dollars(e6: int) -> str:
     return "$" + usd(e6).rsplit(".", 1)[0]
 
@@ -71,8 +80,6 @@ def chart_lines(
     dd = stacked([-(-w * rows * 8 // top) for w in worst], rows)
     exit_line = "".join(" " if x is None else spark([x], lo, hi) for x in exits)
     peak = max(m.drawdown for m in marks)
-    first, last = clock(marks[0].t), clock(marks[-1].t)
-    axis = first + " " * max(1, plot - len(first) - len(last)) + last
     labels = ["eq   ", *[" " * LABEL] * (rows - 1)]
     return [
         Text(f"{dollars(lo)} to {dollars(hi)}, start {dollars(starting_equity)}", style="dim"),
@@ -83,7 +90,7 @@ def chart_lines(
             Text(labels[i].replace("eq", "dd")).append(line, style="red")
             for i, line in enumerate(dd)
         ),
-        Text(" " * LABEL + axis, style="dim"),
+        time_axis(marks[0].t, marks[-1].t, plot, LABEL),
     ]
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from arena_tui.tui.fmt import clock, px
+from arena_tui.tui.fmt import px
 from arena_tui.tui.snapshot import Coin, FillMark, Order
+from arena_tui.tui.widgets.chart import time_axis
 
 MINUTE_MS = 60_000
 PLOT_ROWS = 3  # the least rows of the plot (more when the panel is taller)
@@ -106,10 +107,7 @@ def price_lines(
         for cell in cells:
             line.append(cell.char, cell.style or None)
         lines.append(line)
-    left, right = clock(first), clock(last)
-    gap = max(1, cols - len(left) - len(right))
-    axis = left if first == last else left + " " * gap + right
-    lines.append(Text(" " * label_w + axis, style="dim"))
+    lines.append(time_axis(first, last, cols, label_w))
     return lines
 
 

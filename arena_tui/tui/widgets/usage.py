@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widget import Widget
 
-from arena_tui.tui.fmt import clock, pct
+from arena_tui.tui.fmt import pct
 from arena_tui.tui.snapshot import Use
-from arena_tui.tui.widgets.chart import buckets, stacked
+from arena_tui.tui.widgets.chart import buckets, stacked, time_axis
 
 LABEL = 7
 ROWS = 3  # lines of each chart, at least
@@ -59,8 +59,6 @@ def usage_lines(
     most = max(u.open_orders for u in uses)
     top_cap = max(cap_limit, worst_cap)
     top_orders = max(max_orders, most)
-    first_t, last_t = clock(uses[0].t), clock(last.t)
-    axis = first_t + " " * max(1, len(cols) - len(first_t) - len(last_t)) + last_t
     return [
         Text(
             f"cap used: now {pct(last.cap_used)} of {cap_pct}%, most {pct(worst_cap)}",
@@ -69,7 +67,7 @@ def usage_lines(
         *_bars(cap, cap_limit, rows, (f"{top_cap // 10**6}%", "0%"), width),
         Text(f"open orders: now {last.open_orders} of {max_orders}, most {most}", style="dim"),
         *_bars(orders, max_orders, rows, (str(top_orders), "0"), width),
-        Text(" " * LABEL + axis, style="dim"),
+        time_axis(uses[0].t, last.t, len(cols), LABEL),
     ]
 
 

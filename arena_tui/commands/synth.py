@@ -17,12 +17,16 @@ from arena_tui.synth.generate import (
     Stats,
     SynthError,
     choose_markets,
+    choose_model,
     end_of,
     hours_text,
+    number_text,
     parse_start,
+    signal_value,
     write,
     write_file,
 )
+from arena_tui.synth.walk import LEAD, MEAN_HOLD_S, REGIMES_MODEL, Model
 from arena_tui.util.errors import fail
 from arena_tui.util.human import Ticker, plural, time_range
 from arena_tui.util.jsonout import dumps
@@ -31,26 +35,46 @@ from arena_tui.util.outputs import writing
 from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
 
 
-def default_out(coins: list[str], start_ms: int, hours: float, seed: int) -> Path:
+def default_out(
+    coins: list[str], start_ms: int, hours: float, seed: int, model: Model | None = None
+) -> Path:
     """``<data dir>/recordings/synth-BTC-ETH-SOL-20261201T0000Z-24h-seed7.jsonl.gz``: where
-    ``arena record`` writes, never the project's git-tracked ``recordings/``."""
+    ``arena record`` writes, never the project's git-tracked ``recordings/``. Another model
+    adds its words (``-walk``, ``-walk-signal40``), so no model's day overwrites another's."""
     names = "-".join(re.sub(r"[^A-Za-z0-9]", "_", c) for c in coins[:4])
     if len(coins) > 4:
         names += f"-and-{len(coins) - 4}-more"
     stamp = time.strftime("%Y%m%dT%H%MZ", time.gmtime(start_ms // 1000))
-    return recordings_dir() / f"synth-{names}-{stamp}-{hours_text(hours)}h-seed{seed}.jsonl.gz"
+    tail = ""
+    if model is not None and not model.is_default:
+        tail = f"-{model.name}"
+        if model.signal_bps is not None:
+            tail += f"-signal{number_text(model.signal_bps)}"
+    return (
+        recordings_dir() / f"synth-{names}-{stamp}-{hours_text(hours)}h-seed{seed}{tail}.jsonl.gz"
+    )
 
 
 def summary(
-    out: str, stats: Stats, coins: list[str], seed: int, start_ms: int, end_ms: int, seconds: float
+    out: str,
+    stats: Stats,
+    coins: list[str],
+    seed: int,
+    start_ms: int,
+    end_ms: int,
+    seconds: float,
+    model: Model | None = None,
 ) -> dict[str, Any]:
     size = Path(out).stat().st_size if out != "-" else stats.bytes
+    model = model or Model()
     return {
         "out": out,
         "coins": coins,
         "seed": seed,
         "start": start_ms,
         "end": end_ms,
+        "model": model.name,
+        "signal_bps_per_hour": signal_value(model),
         "lines": stats.lines + 1,
         "bytes": stats.bytes,
         "file_bytes": size,
@@ -102,16 +126,34 @@ def synth_command(
             dir_okay=False,
         ),
     ] = None,
+    model_name: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="regimes: trends, bursts, overshoots, flow that leads the price; walk: no "
+            "edge for anyone (the mid a martingale, prints blind to the future).",
+        ),
+    ] = REGIMES_MODEL,
+    signal: Annotated[
+        float | None,
+        typer.Option(
+            "--signal",
+            metavar="BPS",
+            help=f"Walk only: a drift of BPS bps an hour, its sign (-1, 0, +1; held "
+            f"~{MEAN_HOLD_S // 60} min) announced as oraclePx = mid x (1 + sign x {LEAD:g}).",
+            show_default=False,
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Write a [bold]synthetic[/] recording: made-up, Hyperliquid-shaped market data, offline.
 
-    Per coin, a seeded random market: a random walk with trends, bursts and
-    overshoots.
+    Per coin, a seeded random market. --model regimes (the default): a random walk
+    with trends, bursts and overshoots; trades lean the way the price is about to go.
 
-    Trades print at or through the touch and lean the way the price is about to
-    go.
+    --model walk: no edge for anyone, to measure luck on; --signal BPS plants a
+    known edge (the header records both). Trades print at or through the touch.
 
     As Hyperliquid's WebSocket sends it: a 20-level l2Book every ~5 s, trades,
     activeAssetCtx.
@@ -124,6 +166,7 @@ def synth_command(
     Example: [cyan]arena synth --coins BTC,ETH,SOL --hours 6 --seed 7 --out day.jsonl.gz[/]
     """
     try:
+        model = choose_model(model_name, signal)
         names = parse_coins(coins)
         markets = choose_markets(names, load_meta_file(meta) if meta is not None else None)
         start_ms = parse_start(start)
@@ -132,16 +175,23 @@ def synth_command(
         if out is not None and str(out) == "-":
             if as_json:
                 raise SynthError("--json prints a summary on stdout: give --out FILE with it")
-            stats = write(sys.stdout.buffer, markets, seed, start_ms, hours)
+            stats = write(sys.stdout.buffer, markets, seed, start_ms, hours, model=model)
             sys.stdout.buffer.flush()
             target = "-"
         else:
-            path = out if out is not None else default_out(names, start_ms, hours, seed)
+            path = out if out is not None else default_out(names, start_ms, hours, seed, model)
             ticker = Ticker("synth")
             try:
                 with writing(path):
                     stats = write_file(
-                        path, markets, seed, start_ms, hours, force=force, progress=ticker
+                        path,
+                        markets,
+                        seed,
+                        start_ms,
+                        hours,
+                        force=force,
+                        progress=ticker,
+                        model=model,
                     )
             finally:
                 ticker.done()
@@ -149,13 +199,21 @@ def synth_command(
     except SynthError as exc:
         fail(str(exc))
     seconds = time.monotonic() - began
-    doc = summary(target, stats, [m.coin for m in markets], seed, start_ms, end_ms, seconds)
+    coin_names = [m.coin for m in markets]
+    doc = summary(target, stats, coin_names, seed, start_ms, end_ms, seconds, model)
+    what = "synthetic data"
+    if not model.is_default:
+        what += f" ({model.name}" + (
+            f", signal {number_text(model.signal_bps)} bps/h)"
+            if model.signal_bps is not None
+            else ", no signal)"
+        )
     sys.stderr.write(
         f"wrote {target}: {plural(doc['books'], 'book')}, "
         f"{plural(doc['trades'], 'trades message')} ({plural(doc['prints'], 'print')}), "
         f"{plural(doc['ctxs'], 'asset context')}; "
         f"{time_range(stats.first_t, stats.last_t)}; {doc['file_bytes'] / 1e6:.1f} MB "
-        f"({stats.bytes / 1e6:.1f} MB uncompressed) in {seconds:.1f} s; synthetic data\n"
+        f"({stats.bytes / 1e6:.1f} MB uncompressed) in {seconds:.1f} s; {what}\n"
     )
     if target != "-":
         sys.stderr.write(f"backtest on it: arena backtest STRATEGY {shlex.quote(target)}\n")

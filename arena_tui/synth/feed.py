@@ -1,5 +1,9 @@
 """One coin's synthetic WebSocket messages: ``l2Book``, ``trades`` and ``activeAssetCtx``.
 
+The price under them is ``market.Price`` (the default model) or ``walk.Walk`` (``--model
+walk``): both hand the feed the same few numbers (the touch, the regime, the trading rate,
+the odds of a buy, the oracle's reference and the basis), so the messages are built alike.
+
 Shaped as Hyperliquid sends them (keys in its order, every number a decimal string but a
 book's ``time``, a level's ``n``, a trade's ``time`` and ``tid``), built as strings because a
 day is hundreds of thousands of lines. Cadences: a book every ~5 s (as in late 2026), an
@@ -23,6 +27,7 @@ from arena_tui.synth.book import Book
 from arena_tui.synth.coins import Profile
 from arena_tui.synth.exact import Grid, Sizes, exp_, normal, poisson, signed
 from arena_tui.synth.market import BURST, Price
+from arena_tui.synth.walk import WALK_MODEL, Model, Walk
 from engine.season import Market
 
 TRADES, BOOK, CTX = 0, 1, 2  # the kinds of line, in the order they sort at one instant
@@ -69,7 +74,14 @@ class CoinFeed:
     """The messages of one coin; :meth:`second` gives one second of them, in time order."""
 
     def __init__(
-        self, market: Market, p: Profile, seed: int, start_ms: int, users: Users, activity: float
+        self,
+        market: Market,
+        p: Profile,
+        seed: int,
+        start_ms: int,
+        users: Users,
+        activity: float,
+        model: Model | None = None,
     ) -> None:
         self.coin = market.coin
         self.p = p
@@ -78,7 +90,14 @@ class CoinFeed:
         self.grid = grid = Grid(market.szDecimals)
         self.sizes = sizes = Sizes(market.szDecimals)
         self.book = Book(grid, sizes, p, rng)
-        self.price = Price(p, grid, self.book, rng, start_ms)
+        self.price: Price | Walk
+        if model is not None and model.name == WALK_MODEL:
+            # The walk draws from a stream of its own: the same shocks with or without a
+            # signal, and none of the feed's draws in between (see walk.py).
+            walk_rng = Random(f"arena-synth:{seed}:{market.coin}:walk")
+            self.price = Walk(p, grid, self.book, walk_rng, model.signal_bps)
+        else:
+            self.price = Price(p, grid, self.book, rng, start_ms)
         self.print_sizes = print_vocab(rng, p, sizes)
         self.rate = p.trades_per_s * activity
         self.next_book = start_ms + 200 + rng.randrange(5_000)
@@ -184,10 +203,10 @@ class CoinFeed:
         self.ctx_at = t
         bid, ask = price.bid, price.ask
         self.basis += (price.basis_target - self.basis) * min(1.0, dt / 600_000)
-        self.basis += 0.00002 * normal(rng)
+        self.basis += price.basis_noise * normal(rng)
         if t - self.oracle_at >= 3_000:  # the oracle moves every 3 s
             self.oracle_at = t
-            self.oracle = grid.of(price.mid / (1 + self.basis))
+            self.oracle = grid.of(price.oracle_mid / (1 + self.basis))
         oracle = self.oracle
         self.gap_ema += ((bid + ask) / 2 - oracle - self.gap_ema) * min(1.0, dt / 150_000)
         mark = sorted((bid, ask, grid.down(max(1, oracle + int(self.gap_ema)))))[1]

@@ -10,7 +10,9 @@ clock, and the arithmetic is platform-exact (``exact``). A shorter run is a pref
 longer one, and a coin's data does not depend on which other coins are generated.
 
 The model lives in ``market`` (price), ``book`` (book), ``feed`` (messages)
-and ``coins`` (the built-in coins); bench/genlog.py builds its benchmark log on
+and ``coins`` (the built-in coins); ``--model walk`` swaps ``market``'s price for ``walk``'s
+edge-free martingale (with ``--signal``, a planted drift the oracle announces), and its
+header says so under ``"synth"``. bench/genlog.py builds its benchmark log on
 :class:`Synth` too.
 
 Why one module: the merged stream, its header and the file it goes to (compressed as the
@@ -33,9 +35,10 @@ import msgspec
 
 from arena_tui.synth.coins import BUILTIN, Profile, profile_for
 from arena_tui.synth.feed import BOOK, CTX, TRADES, CoinFeed, Item, Users
+from arena_tui.synth.walk import LEAD, MAX_SIGNAL_BPS, MEAN_HOLD_S, MODELS, WALK_MODEL, Model
 from engine.season import Market
 
-SYNTH_VERSION = 1  # bump when the same arguments would give other bytes
+SYNTH_VERSION = 1  # bump when the same arguments would give other bytes (any --model)
 HOUR_MS = 3_600_000
 MAX_HOURS = 24 * 31
 DEFAULT_START = "2026-12-01T00:00:00Z"
@@ -116,7 +119,8 @@ KINDS = {TRADES: "trades", BOOK: "books", CTX: "ctxs"}
 class Synth:
     """The merged market data of several coins, a second at a time.
 
-    ``activity`` scales every coin's trading rate (bench/genlog.py uses a busier market).
+    ``activity`` scales every coin's trading rate (bench/genlog.py uses a busier market);
+    ``model``: which market (``walk.Model``; None: the default, ``regimes``).
     """
 
     def __init__(
@@ -126,13 +130,14 @@ class Synth:
         start_ms: int,
         profiles: Sequence[Profile] | None = None,
         activity: float = 1.0,
+        model: Model | None = None,
     ) -> None:
         self.markets = list(markets)
         self.start_ms = start_ms
         users = Users(Random(f"arena-synth:{seed}:users"))
         chosen = profiles if profiles is not None else [profile_for(m) for m in markets]
         self.feeds = [
-            CoinFeed(m, p, seed, start_ms, users, activity)
+            CoinFeed(m, p, seed, start_ms, users, activity, model)
             for m, p in zip(self.markets, chosen, strict=True)
         ]
         self.by_coin = {f.coin: f for f in self.feeds}
@@ -163,17 +168,69 @@ class Synth:
                 yield item
 
 
+def choose_model(name: str, signal_bps: float | None) -> Model:
+    """``--model`` and ``--signal`` checked: a :class:`Model`, or a one-line SynthError."""
+    if name not in MODELS:
+        raise SynthError(f"--model {name!r}: give {' or '.join(MODELS)}")
+    if signal_bps is not None:
+        if name != WALK_MODEL:
+            raise SynthError(
+                f"--signal plants a drift in the walk only: give --model {WALK_MODEL} with it"
+            )
+        if not 0 <= signal_bps <= MAX_SIGNAL_BPS:  # NaN fails both
+            raise SynthError(
+                f"--signal {signal_bps!r}: give 0 to {number_text(MAX_SIGNAL_BPS)} (bps an hour)"
+            )
+    return Model(name, signal_bps)
+
+
+def number_text(x: float) -> str:
+    """``40`` for 40.0, ``2.5`` for 2.5: as the command line would take it back."""
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def model_fields(model: Model) -> dict[str, Any]:
+    """What the header says of a model other than the default (the default: nothing, so
+    its header, and so its bytes, are what they were before there were models)."""
+    if model.is_default:
+        return {}
+    doc: dict[str, Any] = {"model": model.name}
+    if model.signal_bps is not None:
+        doc["signal_bps_per_hour"] = signal_value(model)
+        doc["signal_lead"] = LEAD
+        doc["signal_mean_hold_s"] = MEAN_HOLD_S
+    return doc
+
+
+def signal_value(model: Model) -> int | float | None:
+    """``--signal`` as the header and ``--json`` write it: 40, not 40.0 (None: no signal)."""
+    bps = model.signal_bps
+    return None if bps is None else int(bps) if float(bps).is_integer() else bps
+
+
+def model_args(model: Model) -> str:
+    """The command line's words for ``model`` ("" for the default)."""
+    if model.is_default:
+        return ""
+    words = f" --model {model.name}"
+    if model.signal_bps is not None:
+        words += f" --signal {number_text(model.signal_bps)}"
+    return words
+
+
 def header(
     markets: Sequence[Market],
     seed: int,
     start_ms: int,
     hours: float,
     span: tuple[int, int] | None = None,
+    model: Model | None = None,
 ) -> bytes:
     """The recording's header; ``span``: its first and last input times, when known."""
+    model = model or Model()
     command = (
         f"arena synth --coins {','.join(m.coin for m in markets)} --hours {hours_text(hours)} "
-        f"--seed {seed} --start {iso(start_ms)}"
+        f"--seed {seed} --start {iso(start_ms)}{model_args(model)}"
     )
     # The generator's own fields sit under "synth", clear of any header field the format
     # may define later (the reader ignores unknown fields).
@@ -188,6 +245,7 @@ def header(
             "start": iso(start_ms),
             "hours": int(hours) if float(hours).is_integer() else hours,
             "command": command,
+            **model_fields(model),
         },
         "markets": [msgspec.to_builtins(m) for m in markets],
     }
@@ -197,7 +255,7 @@ def header(
 
 
 def hours_text(hours: float) -> str:
-    return str(int(hours)) if float(hours).is_integer() else repr(hours)
+    return number_text(hours)
 
 
 def end_of(start_ms: int, hours: float) -> int:
@@ -213,13 +271,14 @@ def write(
     start_ms: int,
     hours: float,
     progress: Callable[[int, int], None] | None = None,
+    model: Model | None = None,
 ) -> Stats:
     """Write the whole recording to ``f`` (uncompressed bytes); return what was written."""
     end = end_of(start_ms, hours)
-    synth = Synth(markets, seed, start_ms)
+    synth = Synth(markets, seed, start_ms, model=model)
     fields = ("books", "trades", "prints", "ctxs")
     stats = Stats(by_coin={m.coin: dict.fromkeys(fields, 0) for m in markets})
-    head = header(markets, seed, start_ms, hours) + b"\n"
+    head = header(markets, seed, start_ms, hours, model=model) + b"\n"
     f.write(head)
     stats.bytes = len(head)
     coins = [m.coin for m in markets]
@@ -267,6 +326,7 @@ def write_file(
     *,
     force: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    model: Model | None = None,
 ) -> Stats:
     """Write ``out`` (compressed by extension) whole or not at all: a temp file, renamed."""
     end_of(start_ms, hours)
@@ -282,11 +342,11 @@ def write_file(
         # input times (``first_t``, ``last_t``), known only at the end, so that readers
         # never read the file twice to find them.
         with open(body, "w+b") as lines, open(tmp, "wb") as raw:
-            stats = write(lines, markets, seed, start_ms, hours, progress)
+            stats = write(lines, markets, seed, start_ms, hours, progress, model)
             lines.seek(0)
             old = len(lines.readline())
             span = None if stats.first_t is None else (stats.first_t, stats.last_t or 0)
-            head = header(markets, seed, start_ms, hours, span) + b"\n"
+            head = header(markets, seed, start_ms, hours, span, model) + b"\n"
             stats.bytes += len(head) - old
             f = _compressed(raw, out.name)
             f.write(head)

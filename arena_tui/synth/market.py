@@ -42,6 +42,8 @@ VOL_FIX = 1.7  # bursts, trends and overshoots raise the realised volatility thi
 class Price:
     """The latent price of one coin and the touch (best bid, best ask) it puts on the book."""
 
+    basis_noise = 0.00002  # the basis's shock at each asset context (~2.5 bps wander)
+
     def __init__(self, p: Profile, grid: Grid, book: Book, rng: Random, start_ms: int) -> None:
         self.grid = grid
         self.book = book
@@ -61,6 +63,12 @@ class Price:
     @property
     def mid(self) -> float:
         return self.anchor * (1 + self.dev)
+
+    @property
+    def oracle_mid(self) -> float:
+        """The price the oracle follows (the basis aside): the mid itself (walk.py's
+        ``--signal`` moves it)."""
+        return self.mid
 
     def _regime(self, t: int) -> None:
         rng = self.rng

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from arena_tui.logs.logfile import LogReader, decode_line
 from arena_tui.record.feed import Backoff
 from arena_tui.report.render import write_report
+from arena_tui.report.verdict import Judging
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.live import LiveFeed, Stamper
 from arena_tui.run.paper import PaperSpec, prepare_paper
@@ -126,7 +127,7 @@ def test_a_reconnect_is_one_gap_the_run_goes_on_and_a_stop_leaves_log_and_report
     assert gap["arena"]["from"] == market_before[-1]  # the last market data before the loss
     assert sum("hl" in r for r in rows[i + 1 :]) > 100  # the run went on after it
     assert sum(1 for _ in LogReader([run_log])) == len(rows)  # readable to the end
-    write_report(result, run_log.parent, epoch="1h", as_json=True)
+    write_report(result, run_log.parent, judging=Judging(epoch="1h", twins=0), as_json=True)
     report = json.loads(capsys.readouterr().out)
     assert report["replay"] == result.replay.to_json() and not report["replay"]["final"]
     for name in ("report.json", "fills.csv", "equity.csv", "chart.svg"):

@@ -1,36 +1,27 @@
-"""Honest about luck (arena_tui/sweep/luck.py): the days split by calendar order, and
-White's reality check for the best of K variants.
+"""Honest about luck: the days split by calendar order (arena_tui/sweep/luck.py), and
+Hansen's SPA for the best of K variants (report.stats, on arch; tests/test_verdict_stats.py
+checks it against arch called directly).
 
-The reality check is tested where the true answer is known: variants that are copies of
-the control (no edge) must not "beat" it, and over many independent null sweeps it rejects
-at 5% about 5% of the time, while judging the best of them alone, as if it were the only
-variant tried, rejects far more often; a variant with a real edge gets a small p-value.
-A slow reference implementation pins the exact numbers, drawn as the verdict's bootstrap
-draws.
+SPA is tested where the true answer is known: variants that never trade do not "beat"
+doing nothing, and over many independent null sweeps it rejects at 5% about 5% of the time,
+while judging the best of them alone, as if it were the only variant tried, rejects far
+more often; a variant with a real edge gets a small p-value and StepM names it.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena_tui.report.verdict import bootstrap, expanded_tail, run_length
+from arena_tui.report import stats
 from arena_tui.sweep import SweepError
-from arena_tui.sweep.luck import (
-    RealityCheck,
-    parse_fraction,
-    reality_check,
-    split_holdout,
-    walk_forward,
-)
+from arena_tui.sweep.luck import parse_fraction, split_holdout, walk_forward
 from arena_tui.util.errors import ArenaError
-from engine.units import tdiv
 
 DAYS = [f"2026-12-{d:02d}" for d in range(1, 15)]  # 14 days, calendar order
 
@@ -141,26 +132,7 @@ def test_bad_folds_are_one_line() -> None:
     )
 
 
-# --- the reality check ------------------------------------------------------------------
-
-
-def reference(diffs: Sequence[Sequence[int]], seed: int, resamples: int) -> float:
-    """The reality check written out slowly: each resample is block indices drawn exactly
-    as report.verdict.bootstrap draws them; the same indices for every variant."""
-    n = len(diffs[0])
-    run = run_length(n)
-    rng = random.Random(seed)
-    observed = max(sum(row) for row in diffs)
-    hits = 0
-    for _ in range(resamples):
-        idx = [(s + j) % n for s in [rng.randrange(n) for _ in range(n // run)] for j in range(run)]
-        if n % run:
-            s = rng.randrange(n)
-            idx += [(s + j) % n for j in range(n % run)]
-        assert len(idx) == n
-        if max(sum(row[i] for i in idx) - sum(row) for row in diffs) >= observed:
-            hits += 1
-    return (hits + 1) / (resamples + 1)
+# --- luck over the variants tried: SPA, StepM and the MCS (report.stats, on arch) -----------
 
 
 def noise(rng: random.Random, n: int, scale: int = 2_000_000) -> list[int]:
@@ -168,140 +140,62 @@ def noise(rng: random.Random, n: int, scale: int = 2_000_000) -> list[int]:
 
 
 def null_sweep(seed: int, k: int, n: int) -> list[list[int]]:
-    """K copies of the control, each run with its own luck: every variant's block score
-    minus the control's is its noise minus the control's (no edge, correlated leads)."""
+    """K variants with no edge, each with its own luck and a shared market move: block
+    scores of mean zero, correlated across variants, as a sweep's are."""
     rng = random.Random(seed)
-    control = noise(rng, n)
-    return [[v - c for v, c in zip(noise(rng, n), control, strict=True)] for _ in range(k)]
+    market = noise(rng, n)
+    return [[v + m for v, m in zip(noise(rng, n), market, strict=True)] for _ in range(k)]
 
 
-@pytest.mark.parametrize(("k", "n"), [(1, 2), (3, 7), (5, 24), (2, 10)])
-def test_the_check_is_the_written_out_bootstrap(k: int, n: int) -> None:
-    rng = random.Random(k * 100 + n)
-    diffs = [[v + 300_000 for v in noise(rng, n)] for _ in range(k)]
-    rc = reality_check(diffs, seed=42, resamples=300)
-    assert rc.p_value == reference(diffs, 42, 300)
-    assert (rc.variants, rc.blocks, rc.run, rc.resamples, rc.seed) == (k, n, run_length(n), 300, 42)
+def test_copies_of_doing_nothing_do_not_beat_it() -> None:
+    same = [[0] * 24 for _ in range(8)]  # eight variants that never trade: all zeros
+    got = stats.spa([0] * 24, same, seed=1, resamples=300)
+    assert got.p_consistent >= 0.5
+    assert stats.stepm([0] * 24, same, seed=1, resamples=300) == []
 
 
-def test_one_variant_resamples_as_the_verdict_does() -> None:
-    """The reference draws what report.verdict.bootstrap draws: the interval it reads from
-    the same resampled sums is the verdict's interval, to the unit."""
-    diffs = noise(random.Random(5), 24)
-    n, resamples, seed = len(diffs), 400, 9
-    run = run_length(n)
-    rng = random.Random(seed)
-    sums = []
-    for _ in range(resamples):
-        total = sum(
-            sum(diffs[(s + j) % n] for j in range(run))
-            for s in [rng.randrange(n) for _ in range(n // run)]
-        )
-        if n % run:
-            s = rng.randrange(n)
-            total += sum(diffs[(s + j) % n] for j in range(n % run))
-        sums.append(total)
-    sums.sort()
-    tail = expanded_tail(n)
-    boot = bootstrap(diffs, seed, resamples)
-    assert boot.low == tdiv(sums[math.ceil(tail * resamples) - 1], n)
-    assert boot.high == tdiv(sums[math.ceil((1 - tail) * resamples) - 1], n)
-    # and the reality check of this one variant counts those same sums
-    centred = sum(s - sum(diffs) >= sum(diffs) for s in sums)
-    assert reality_check([diffs], seed=seed, resamples=resamples).p_value == (centred + 1) / (
-        resamples + 1
-    )
-
-
-def test_copies_of_the_control_do_not_beat_it() -> None:
-    same = [[0] * 24 for _ in range(8)]  # the control itself, eight times: leads all zero
-    rc = reality_check(same, seed=1, resamples=500)
-    assert rc.p_value == 1.0
-    assert (rc.best, rc.best_mean) == (0, 0)
-
-
-def test_the_check_is_calibrated_where_the_answer_is_known() -> None:
-    """200 sweeps of 10 variants with no edge. At 5%, the reality check rejects about 5%
-    of them (a loose bound: it is a bootstrap on 30 blocks); the best variant judged
-    alone, as if it were the only one tried, "beats" the control far more often: that is
-    the luck of trying ten."""
+def test_spa_is_calibrated_where_the_answer_is_known() -> None:
+    """200 sweeps of 10 variants with no edge: SPA rejects at 5% about 5% of them (a loose
+    bound: a bootstrap on 30 blocks); the best variant judged alone, as if it were the only
+    one tried, "beats" zero far more often: that is the luck of trying ten."""
     rejected = naive = 0
     sweeps = 200
     for seed in range(sweeps):
-        diffs = null_sweep(seed, k=10, n=30)
-        rc = reality_check(diffs, seed=seed, resamples=199)
-        rejected += rc.p_value <= 0.05
-        alone = reality_check([diffs[rc.best]], seed=seed, resamples=199)
-        naive += alone.p_value <= 0.05
+        variants = null_sweep(seed, k=10, n=30)
+        got = stats.spa([0] * 30, variants, seed=seed, resamples=199)
+        rejected += got.p_consistent <= 0.05
+        alone = stats.spa([0] * 30, [variants[got.best]], seed=seed, resamples=199)
+        naive += alone.p_consistent <= 0.05
     assert rejected <= 0.11 * sweeps, rejected
-    assert naive >= 0.2 * sweeps, naive
     assert naive >= 3 * max(rejected, 1), (naive, rejected)
 
 
-def test_a_real_edge_gets_a_small_p_value_and_is_the_best() -> None:
-    diffs = null_sweep(3, k=12, n=48)
-    diffs[7] = [v + 1_500_000 for v in diffs[7]]  # about half a noise sd a block, every block
-    rc = reality_check(diffs, seed=3, resamples=999)
-    assert rc.best == 7
-    assert rc.p_value < 0.01
-    assert rc.best_mean == math.trunc(sum(diffs[7]) / 48)
+def test_a_real_edge_gets_a_small_p_value_and_stepm_names_it() -> None:
+    variants = null_sweep(3, k=12, n=48)
+    variants[7] = [v + 1_500_000 for v in variants[7]]  # about half a noise sd a block
+    got = stats.spa([0] * 48, variants, seed=3, resamples=999)
+    assert got.best == 7 and got.p_consistent < 0.05
+    assert 7 in stats.stepm([0] * 48, variants, seed=3, resamples=999)
+    assert 7 in stats.mcs(variants, seed=3, resamples=999)
 
 
-def test_the_check_is_deterministic_for_a_seed() -> None:
-    diffs = null_sweep(8, k=6, n=20)
-    first = reality_check(diffs, seed=21, resamples=300)
-    assert reality_check(diffs, seed=21, resamples=300) == first
-    others = {reality_check(diffs, seed=s, resamples=300).p_value for s in range(5)}
+def test_the_tests_are_deterministic_for_a_seed() -> None:
+    variants = null_sweep(8, k=6, n=20)
+    first = stats.spa([0] * 20, variants, seed=21, resamples=300)
+    assert stats.spa([0] * 20, variants, seed=21, resamples=300) == first
+    others = {stats.spa([0] * 20, variants, seed=s, resamples=300).p_upper for s in range(5)}
     assert len(others) > 1  # the seed is what is fixed, not the answer
+    assert stats.mcs(variants, 4, 300) == stats.mcs(variants, 4, 300)
 
 
-def test_the_best_mean_truncates_toward_zero_like_the_verdict() -> None:
-    rc = reality_check([[-7, 0, 0], [-5, 0, 0]], seed=0, resamples=10)
-    assert rc == RealityCheck(1, -1, rc.p_value, 10, 0, 2, 3, 1)  # -5 / 3 -> -1, not -2
-    assert rc.best_mean == bootstrap([-5, 0, 0], 0, 10).mean
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    diffs=st.integers(1, 4).flatmap(
-        lambda k: st.integers(2, 12).flatmap(
-            lambda n: st.lists(
-                st.lists(st.integers(-(10**8), 10**8), min_size=n, max_size=n),
-                min_size=k,
-                max_size=k,
-            )
-        )
-    ),
-    shift=st.integers(0, 10**7),
-    seed=st.integers(0, 2**32),
-)
-def test_a_larger_lead_is_never_more_likely_luck(
-    diffs: list[list[int]], shift: int, seed: int
-) -> None:
-    """Adding the same lead to every block of every variant moves the observed best and
-    nothing the resamples centre, so the p-value cannot rise; the order of the variants
-    does not matter."""
-    base = reality_check(diffs, seed=seed, resamples=60)
-    shifted = reality_check([[v + shift for v in row] for row in diffs], seed=seed, resamples=60)
-    assert 0 < shifted.p_value <= base.p_value <= 1
-    flipped = reality_check(diffs[::-1], seed=seed, resamples=60)
-    assert flipped.p_value == base.p_value
-    assert sum(diffs[::-1][flipped.best]) == sum(diffs[base.best])
-
-
-@pytest.mark.parametrize(
-    ("diffs", "kwargs", "words"),
-    [
-        ([], {}, "at least one variant"),
-        ([[1, 2], [1]], {}, "the same blocks for every variant"),
-        ([[1]], {}, "at least 2 blocks"),
-        ([[1, 2]], {"resamples": 0}, "resamples"),
-        ([[1, 2, 3]], {"block": 4}, "do not fit"),
-    ],
-)
-def test_a_check_it_cannot_make_is_one_line(
-    diffs: list[list[int]], kwargs: dict[str, int], words: str
-) -> None:
-    with pytest.raises(SweepError) as exc:
-        reality_check(diffs, seed=0, **kwargs)
-    assert words in one_line(exc)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), shift=st.integers(0, 10**7))
+def test_a_larger_edge_is_never_more_likely_luck(seed: int, shift: int) -> None:
+    """Adding the same edge to every block of every variant cannot raise SPA's p-value; the
+    order of the variants does not change it."""
+    variants = null_sweep(seed, k=4, n=16)
+    base = stats.spa([0] * 16, variants, seed=seed, resamples=120)
+    up = stats.spa([0] * 16, [[v + shift for v in row] for row in variants], seed, 120)
+    assert up.p_consistent <= base.p_consistent + 1e-12
+    flipped = stats.spa([0] * 16, variants[::-1], seed=seed, resamples=120)
+    assert flipped.p_consistent == base.p_consistent

@@ -19,13 +19,15 @@ from arena_tui.commands.screens import screens
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.render import write_report
 from arena_tui.report.rundata import Collector
-from arena_tui.report.verdict import parse_epoch
+from arena_tui.report.verdict import Judging, check_epoch
 from arena_tui.run.build import build_backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.parts import BacktestResult
+from arena_tui.run.twins import TWINS
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.options import (
     CoinsOpt,
+    EpochOpt,
     ForceOpt,
     FromOpt,
     HookTimeoutOpt,
@@ -35,6 +37,7 @@ from arena_tui.util.options import (
     SeedOpt,
     StrategyArg,
     ToOpt,
+    TwinsOpt,
     VsOpt,
 )
 
@@ -62,14 +65,8 @@ def backtest_command(
             metavar="NAME=VALUE",
         ),
     ] = None,
-    epoch: Annotated[
-        str,
-        typer.Option(
-            "--epoch",
-            help="Block length for the verdict against the random control: a number and "
-            "m, h or d (30m, 2h, 1d), blocks aligned to the Unix epoch (1d = UTC days).",
-        ),
-    ] = "1d",
+    epoch: EpochOpt = "auto",
+    twins: TwinsOpt = TWINS,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -154,12 +151,13 @@ def backtest_command(
         knobs |= {"latency_ms": latency_ms, "seed": seed, "think": think_time}
         knobs |= {"step_timeout_s": step_timeout, "connect_timeout_s": connect_timeout}
         knobs |= {"full_log": full_log, "command": agent, "hook_timeout_s": hook_timeout}
-        lockstep_report(found, [agent_name], knobs, epoch=epoch, as_json=as_json)
+        judging = Judging(epoch, seed, twins, tuple(found), latency_ms)
+        lockstep_report(found, [agent_name], knobs, judging=judging, as_json=as_json)
         return
     if not logs:
         raise typer.BadParameter("give at least one LOG after STRATEGY", param_hint="LOG")
     paths = [str(p) for p in expand_logs(logs, day_from, day_to, coins)]
-    parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    check_epoch(epoch)  # a bad --epoch fails now, not after the run
     watch = screens(ctx).backtest if tui else None
     bt, out_dir = build_backtest(
         strategy,
@@ -190,4 +188,5 @@ def backtest_command(
     else:
         progress = Progress(label="backtest", span=(chosen.start, chosen.end))
         result = bt.run(paths, progress)
-    write_report(result, out_dir, epoch=epoch, as_json=as_json, seed=seed, rundata=collector.data())
+    judging = Judging(epoch, seed, twins, tuple(paths), latency_ms)
+    write_report(result, out_dir, judging=judging, as_json=as_json, rundata=collector.data())

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from arena_tui.report.render import write_report
-from arena_tui.report.verdict import parse_epoch
+from arena_tui.report.verdict import Judging, check_epoch
 from arena_tui.util.human import Progress, plural
 
 AgentOpt = Annotated[
@@ -63,7 +63,7 @@ def lockstep_report(
     names: list[str],
     knobs: dict[str, Any],
     *,
-    epoch: str = "1d",
+    judging: Judging | None = None,
     as_json: bool = False,
     on_ready: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
@@ -73,7 +73,8 @@ def lockstep_report(
     from arena_tui.host.lockstep_run import OUTPUT_FILE, THINK, LockstepOptions, LockstepRun
     from arena_tui.report.rundata import Collector
 
-    parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    how = judging or Judging(sources=tuple(logs))
+    check_epoch(how.epoch)  # a bad --epoch fails now, not after the run
     if knobs.get("think") not in THINK:
         raise typer.BadParameter(
             f"{knobs.get('think')!r}: zero or measured", param_hint="--think-time"
@@ -94,9 +95,7 @@ def lockstep_report(
     progress = Progress(label="lockstep", span=(bt.season.start, bt.season.end))
     result = run.run(progress)
     out_dir = run.out_dir
-    write_report(
-        result, out_dir, epoch=epoch, as_json=as_json, seed=opts.seed, rundata=collector.data()
-    )
+    write_report(result, out_dir, judging=how, as_json=as_json, rundata=collector.data())
 
 
 def announce_keys(info: dict[str, Any], as_json: bool) -> None:

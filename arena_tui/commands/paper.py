@@ -21,14 +21,16 @@ from arena_tui.logs.meta import WS_URL, meta_source, parse_coins
 from arena_tui.record.feed import Backoff
 from arena_tui.report.render import write_report
 from arena_tui.report.rundata import Collector
-from arena_tui.report.verdict import parse_epoch
+from arena_tui.report.verdict import Judging, check_epoch
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.paper import PaperSpec, prepare_paper, utc
 from arena_tui.run.paperstatus import PaperStatus
 from arena_tui.run.parts import BacktestResult, NotStarted
+from arena_tui.run.twins import TWINS
 from arena_tui.util.options import (
+    EpochOpt,
     ForceOpt,
     HookTimeoutOpt,
     InfoUrlOpt,
@@ -37,6 +39,7 @@ from arena_tui.util.options import (
     MetaOpt,
     SeedOpt,
     StrategyArg,
+    TwinsOpt,
     VsOpt,
 )
 
@@ -107,12 +110,8 @@ def paper_command(
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
     hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
-    epoch: Annotated[
-        str,
-        typer.Option(
-            "--epoch", help="Block length for the verdict against the random control (30m, 2h)."
-        ),
-    ] = "1h",
+    epoch: EpochOpt = "auto",
+    twins: TwinsOpt = TWINS,
     as_json: JsonOpt = False,
     tui: Annotated[
         bool,
@@ -138,7 +137,7 @@ def paper_command(
     Example: [cyan]arena paper strategies/maker.py --coins BTC,ETH --vs
     baselines --hours 2 --out runs/paper1[/]
     """
-    parse_epoch(epoch)  # a bad --epoch fails now, not after the run
+    check_epoch(epoch)  # a bad --epoch fails now, not after the run
     watch = screens(ctx).paper if tui else None
     meta_file, info = meta_source(meta, info_url)
     spec = PaperSpec(
@@ -177,12 +176,13 @@ def paper_command(
         return
     if not tui and not result.replay.final:  # (the TUI's watcher says it itself)
         typer.echo("arena: stopped before the season's end: the report covers it so far", err=True)
+    # the run log is the recording of the feed: the twins trade on it
+    judging = Judging(epoch, seed, twins, (str(bt.log.path),), latency_ms)
     write_report(
         result,
         out_dir,
-        epoch=epoch,
+        judging=judging,
         as_json=as_json,
-        seed=seed,
         kind="paper",
         rundata=collector.data(),
     )

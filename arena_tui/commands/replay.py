@@ -14,19 +14,29 @@ from typing import Annotated
 import typer
 
 from arena_tui.logs.catalog import expand_logs
+from arena_tui.logs.thinlog import market_logs
 from arena_tui.report.eligibility import eligible_text, ineligible_reasons
 from arena_tui.report.html import write_html
 from arena_tui.report.render import write_files
 from arena_tui.report.rundata import replay_collect
 from arena_tui.report.rundata import save as save_rundata
-from arena_tui.report.verdict import parse_epoch
+from arena_tui.report.verdict import Judging, check_epoch
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.rebuild import Rebuilt
 from arena_tui.run.replay import ReplayResult, check_only, replay, score_row_doc
+from arena_tui.run.twins import TWINS
 from arena_tui.season.file import EmptyWindow, resolve_season
 from arena_tui.util.human import Progress, plural, utc_minute
 from arena_tui.util.jsonout import dumps
-from arena_tui.util.options import CoinsOpt, FromOpt, JsonOpt, SeasonOpt, ToOpt
+from arena_tui.util.options import (
+    CoinsOpt,
+    EpochOpt,
+    FromOpt,
+    JsonOpt,
+    SeasonOpt,
+    ToOpt,
+    TwinsOpt,
+)
 from arena_tui.util.outputs import OutputError, writing
 from engine.units import format_e6
 
@@ -174,14 +184,12 @@ def replay_command(
             file_okay=False,
         ),
     ] = None,
-    epoch: Annotated[
-        str,
-        typer.Option(
-            "--epoch",
-            help="With --out: block length of the verdict against control_random (30m, "
-            "2h, 1d; as arena backtest's).",
-        ),
-    ] = "1d",
+    epoch: EpochOpt = "auto",
+    twins: TwinsOpt = TWINS,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", help="With --out: seed of the verdict's bootstraps and twins."),
+    ] = 0,
     day_from: FromOpt = None,
     day_to: ToOpt = None,
     coins: CoinsOpt = None,
@@ -208,7 +216,7 @@ def replay_command(
     """
     logs = expand_logs(logs, day_from, day_to, coins)
     paths = [str(p) for p in logs]
-    parse_epoch(epoch)  # a bad --epoch fails now, not after the replay
+    check_epoch(epoch)  # a bad --epoch fails now, not after the replay
     try:
         chosen = resolve_season(paths, season)
     except EmptyWindow as empty:
@@ -260,9 +268,10 @@ def replay_command(
     if rebuilt is not None and out is not None:
         with writing(out, "--out"):
             run_log = logs[0] if len(logs) == 1 else None
-            doc = write_files(rebuilt.result(result, run_log), out, epoch=epoch, kind="replay")
-            # report.html and rundata.msgpack: the run data, gathered in a second pass
             sources = None if data is None else str(data)
+            judging = Judging(epoch, seed, twins, tuple(market_logs(paths, sources)))
+            doc = write_files(rebuilt.result(result, run_log), out, judging=judging, kind="replay")
+            # report.html and rundata.msgpack: the run data, gathered in a second pass
             run_data = replay_collect(paths, chosen, verdict=doc["verdict"], data_dir=sources)
             save_rundata(run_data, out)
             write_html(run_data, doc, out)

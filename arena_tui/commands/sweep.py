@@ -159,7 +159,29 @@ def sweep_command(
         str | None,
         typer.Option(
             "--epoch",
-            help="Block length for the bootstrap and the reality check (30m, 1h, 1d). Default: 1h.",
+            help="Block length of the block scores the bootstraps, SPA and the held-out "
+            "answers read (30m, 1h, 1d). Default: 1h.",
+            show_default=False,
+        ),
+    ] = None,
+    min_fills: Annotated[
+        int | None,
+        typer.Option(
+            "--min-fills",
+            min=1,
+            help="Training fills a variant needs to be chosen (default 1); a variant that "
+            "would not be ranked at the training days' pace is never chosen either.",
+            show_default=False,
+        ),
+    ] = None,
+    twins: Annotated[
+        int | None,
+        typer.Option(
+            "--twins",
+            min=0,
+            max=1000,
+            help="Random twins of the chosen variant on each held-out day, for the skill "
+            "answer (default 100; 0 skips it).",
             show_default=False,
         ),
     ] = None,
@@ -190,11 +212,14 @@ def sweep_command(
     """Sweep STRATEGY's parameters over DAYS and judge the best variant out of sample.
 
     The days are split by calendar order: the search ranks variants by their mean
-    S on the training days only; the chosen one then runs on the held-out days
-    against the random control (the block bootstrap: better, worse or
-    indistinguishable from luck). On the training days, White's reality check
-    says how likely the best of all the variants tried leads the control by as
-    much by luck alone.
+    S on the training days only, among those that trade (--min-fills) and would
+    be ranked at that pace; the chosen one then runs on the held-out days and
+    gets the report's three answers there: would it be ranked, does it make
+    money (its block scores against zero), is it skill (its S among its random
+    twins'). On the training days, Hansen's SPA says whether the best of all the
+    variants tried beats doing nothing by more than trying that many gives by
+    luck, the model confidence set which are tied with the best, and CSCV the
+    probability that the choice is overfit.
 
     Each batch of variants runs as one engine pass per day (fills never deplete
     the book, so variants cannot affect each other), days in parallel on local
@@ -220,6 +245,8 @@ def sweep_command(
             folds=folds,
             batch=batch,
             epoch=epoch,
+            min_fills=min_fills,
+            twins=twins,
             out=out,
             resume=resume,
             workers=workers,
@@ -244,6 +271,8 @@ def sweep_command(
             folds=folds,
             batch=batch,
             epoch=epoch,
+            min_fills=min_fills,
+            twins=twins,
             out=out,
             resume=None,
             workers=None,
@@ -276,6 +305,8 @@ def sweep_command(
         batch,
         epoch,
         latency_ms,
+        min_fills,
+        twins,
     )
     directory = sweep_dir(out, cfg)
     store = SweepStore(directory / STORE_FILE)

@@ -507,3 +507,11 @@ def open_logs(
     if len(paths) > 1:
         raise LogError(thin[0], None, "a thin run log is replayed alone (it names its sources)")
     return ThinReader(paths[0], coins, data)
+
+
+def market_logs(paths: Sequence[str], data: str | os.PathLike[str] | None = None) -> list[str]:
+    """The logs holding ``paths``' market data: a thin run log's sources (found as
+    ``ThinRun.find_sources`` finds them), else ``paths`` themselves."""
+    if len(paths) == 1 and is_thin(paths[0]):
+        return ThinRun(paths[0]).find_sources(data)
+    return list(paths)

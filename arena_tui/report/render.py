@@ -38,12 +38,19 @@ from arena_tui.report.runs import remember as remember_run
 from arena_tui.report.table import exit_warnings, table
 from arena_tui.report.table import pct as pct  # arena-tui writes money and ratios alike
 from arena_tui.report.table import usd as usd
-from arena_tui.report.verdict import CONTROL, verdict_doc
+from arena_tui.report.verdict import (
+    CONTROL,
+    Judging,
+    Twins,
+    judged,
+    measure_twins,
+    verdict_doc,
+)
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.quotes import quote_line
 from arena_tui.run.stats import MarkRow
 from arena_tui.season.file import PAPER
-from arena_tui.util.human import iso_ms
+from arena_tui.util.human import Progress, iso_ms
 from arena_tui.util.jsonout import dumps
 from engine import Rules
 from engine import events as ev
@@ -123,26 +130,28 @@ def run_log_name(run_log: Path | None, out: Path | None) -> str | None:
 def report_doc(
     result: BacktestResult,
     *,
-    epoch: str = "1d",
-    seed: int = 0,
+    judging: Judging | None = None,
     out: Path | None = None,
     kind: str = "backtest",
+    twins: Twins | str | None = None,
 ) -> dict[str, Any]:
-    """report.json's document; ``out``: the run directory it is written in."""
+    """report.json's document; ``out``: the run directory it is written in; ``twins``: the
+    strategy's twins (``verdict.measure_twins``), or why there are none."""
+    how = judging or Judging()
     by_name = {e.name: e for e in result.entrants}
     rows = [r for r in result.replay.ranking if r["entry"] in by_name]
-    rules = result.replay.season.rules
+    season = result.replay.season
+    rules = season.rules
     verdict = verdict_doc(
-        [(e.name, e.stats.marks) for e in result.entrants],
-        epoch=epoch,
-        seed=seed,
-        starting_equity=rules.starting_equity,
-        lambda_num=rules.lambda_num,
-        lambda_den=rules.lambda_den,
+        judged(result),
+        [(e.name, e.stats.marks) for e in result.entrants[1:]],
+        rules=rules,
+        epoch=how.epoch,
+        seed=how.seed,
+        span=(season.start, result.replay.end or season.start),
+        twins=twins,
         no_control=(
-            f"no {CONTROL} entry in the log: no verdict against the control"
-            if kind == "replay"
-            else None
+            f"no {CONTROL} entry in the log: no floor to compare with" if kind == "replay" else None
         ),
     )
     return {
@@ -153,7 +162,7 @@ def report_doc(
         "own_inputs": result.own_inputs,
         "dropped_inputs": result.dropped,
         "entries": [entry_doc(by_name[r["entry"]], r, rules) for r in rows],
-        "epoch": epoch,
+        "epoch": verdict["epoch"],
         "verdict": verdict,
     }
 
@@ -261,12 +270,10 @@ def write_equity(result: BacktestResult, path: Path) -> None:
 def write_chart(result: BacktestResult, doc: dict[str, Any], path: Path) -> None:
     season = result.replay.season
     v = doc["verdict"]
-    blocks = v.get("paired_blocks", len(v["blocks"]))
     title = (
         f"arena {doc.get('kind', 'backtest')}, season {season.id} "
         f"(rules {season.rules_sha256[:12]} · paper): "
-        f"{v['strategy']} against {v['control']} "
-        f"over {blocks} blocks of {v['epoch']}: {v['text']}"
+        f"{v['strategy']}, blocks of {v['epoch']}: {v['text']}"
     )
     svg = svg_chart(
         [(e.name, e.stats.marks) for e in result.entrants],
@@ -283,18 +290,22 @@ def write_files(
     result: BacktestResult,
     out: Path,
     *,
-    epoch: str,
-    seed: int = 0,
+    judging: Judging | None = None,
     kind: str = "backtest",
     rundata: RunData | None = None,
 ) -> dict[str, Any]:
     """ranking.json, report.json, fills.csv, fills.jsonl, equity.csv and chart.svg in
-    ``out``; the doc.
+    ``out``; the doc. ``judging``: the verdict's block length, seed and twins (its
+    sources: the logs the twins trade on, a progress line on stderr while they do).
     ``kind``: backtest, paper, or replay (a report rebuilt from a log by ``arena replay``).
     ``rundata``: what a ``rundata.Collector`` gathered in the pass: saved as
     ``rundata.msgpack`` with the verdict (none given: ``rundata.load`` derives it later)."""
     (out / "ranking.json").write_text(dumps(result.replay.to_json()) + "\n", encoding="utf-8")
-    doc = report_doc(result, epoch=epoch, seed=seed, out=out, kind=kind)
+    how = judging or Judging()
+    season = result.replay.season
+    progress = Progress(label="twins", span=(season.start, result.replay.end or season.end))
+    twins = measure_twins(result, how, progress)
+    doc = report_doc(result, judging=how, out=out, kind=kind, twins=twins)
     doc = {"kind": kind, "paper": PAPER, **doc}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
     if rundata is not None:
@@ -313,14 +324,13 @@ def write_report(
     result: BacktestResult,
     out: Path,
     *,
-    epoch: str,
+    judging: Judging | None = None,
     as_json: bool,
-    seed: int = 0,
     kind: str = "backtest",
     rundata: RunData | None = None,
 ) -> None:
     """The report files in ``out`` and the report on stdout; ``kind``: backtest or paper."""
-    doc = write_files(result, out, epoch=epoch, seed=seed, kind=kind, rundata=rundata)
+    doc = write_files(result, out, judging=judging, kind=kind, rundata=rundata)
     if as_json:
         typer.echo(dumps(doc))
         for line in exit_warnings(doc):

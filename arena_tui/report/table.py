@@ -18,6 +18,9 @@ from typing import Any
 from arena_tui.report.eligibility import eligible_text
 from arena_tui.report.layout import wrap
 from arena_tui.report.verdict_text import utc, verdict_lines
+from arena_tui.util.human import pct as pct
+from arena_tui.util.human import ratio_pct
+from arena_tui.util.human import usd as usd
 
 GAP = "  "  # between two columns
 NOT_FINAL = {
@@ -25,20 +28,6 @@ NOT_FINAL = {
     "paper": "not final: stopped before the season's end",
     "replay": "not final: the log ends before the season does",
 }
-
-
-def pct(ratio_e8: int) -> str:
-    """An e8 ratio as a percentage with 2 decimals, truncated toward zero."""
-    sign = "-" if ratio_e8 < 0 else ""
-    whole, frac = divmod(abs(ratio_e8), 10**6)
-    return f"{sign}{whole}.{frac // 10**4:02d}%"
-
-
-def usd(e6: int) -> str:
-    """Money e6 as dollars with cents, truncated toward zero."""
-    sign = "-" if e6 < 0 else ""
-    whole, frac = divmod(abs(e6), 10**6)
-    return f"{sign}{whole:,}.{frac // 10**4:02d}"
 
 
 def eligible_cell(r: dict[str, Any]) -> str:
@@ -56,9 +45,9 @@ class Column:
 COLUMNS = [
     Column("rank", "rank", lambda r: str(r["rank"] or "-")),
     Column("entry", "entry", lambda r: r["entry"], left=True),
-    Column("S", "S", lambda r: pct(r["score"])),
-    Column("R", "R", lambda r: pct(r["return"])),
-    Column("MDD", "MDD", lambda r: pct(r["mdd"])),
+    Column("S", "S", lambda r: ratio_pct(r["score"])),
+    Column("R", "R", lambda r: ratio_pct(r["return"])),
+    Column("MDD", "MDD", lambda r: ratio_pct(r["mdd"])),
     Column("equity $", "equity", lambda r: usd(r["equity"])),
     Column(
         "exit $",

@@ -1,41 +1,55 @@
-"""Does the strategy beat the random control? Block scores and a paired bootstrap.
+"""The verdict: three questions about the strategy, each answered on its own evidence.
 
-Why this module exists: seed 004's point is that a result which does not beat a random
-control over many epochs is indistinguishable from luck. One season score cannot say that;
-many blocks can. The run is cut into blocks (UTC days, or ``--epoch`` blocks aligned to the
-Unix epoch), each entry gets a block score from its own minute marks exactly as the engine
-scores a season (integers, e8, truncating division), and the strategy's per-block lead over
-the control is resampled to see whether its mean is clearly away from zero.
+Why this module exists: a builder asks "does this version of my agent have an edge that
+survives days it was not tuned on, under these costs?". One word cannot answer that, and a
+wrong confident one is the worst thing a report can say. So a run gets three answers
+(docs/verdict.md):
 
-Block scores are integers like the engine's; the bootstrap is the shell's statistics, on
-integer sums with a ``random.Random(seed)`` so the same run gives the same verdict. Its
-mean and interval are integers in the block scores' unit (e8), truncated toward zero, and
-the verdict is read from those integers, so report.json holds no float and a program
-reading it can check the verdict against the interval it shows (floats are used only to
-choose where to read the interval: the Student-t tail).
+1. **Would it be ranked?** Season 0's eligibility, as the engine decides it, and for a run
+   shorter than a season what the same activity gives over one (``eligibility.pace``). An
+   entry with no fills gets "no trades to judge" and no other answer: doing nothing never
+   beats anything.
+2. **Does it make money after every cost?** The strategy's block scores (its S over each
+   block of the run, net of every fee, funding and drawdown) against zero: their mean and a
+   95% interval from the stationary bootstrap (``stats.mean_interval``).
+3. **Is it skill, not luck?** Where the strategy's S falls among its random twins': the same
+   trips re-timed at random (``run.twins``). Rank ``r`` of ``n + 1`` gives the exact
+   permutation-style p-value ``(1 + twins at or above it) / (n + 1)``.
+
+Beside them, **the floor**: the strategy against ``control_random`` (the season's fixed
+random control, momentum with coin-flip entries), block by block as before. Beating it says
+the strategy beats random entries with momentum's exits under these costs; it says nothing
+about a maker's or a slow strategy's timing, which is what the twins are for.
+
+Block scores are integers like the engine's (``block_scores``); statistics are floats from
+``stats`` and every one is also kept as an integer, so report.json can be checked against
+the table printed above the answers. The same run and seed give the same answers.
 """
 
 from __future__ import annotations
 
-import math
-import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
-from arena_tui.run.parts import BacktestError
+from arena_tui.report import stats
+from arena_tui.report.eligibility import pace_doc
+from arena_tui.report.skill import ALPHA_PCT, Twins, measure_twins, skill_doc
+from arena_tui.report.verdict_text import fill_texts
+from arena_tui.run.parts import BacktestError, BacktestResult
 from arena_tui.run.stats import MarkRow
+from arena_tui.run.twins import TWINS
 from arena_tui.util.human import plural
+from engine import Rules
 from engine.units import E8, tdiv
 
 CONTROL = "control_random"
-RESAMPLES = 10_000
-CONFIDENCE_PCT = 95
-FEW_BLOCKS = 10  # below this a bootstrap interval is rough (few distinct resamples)
 UNIT_MS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _EPOCH = re.compile(r"([1-9][0-9]{0,8})([mhd])")
+# block lengths a run's verdict may be given, longest first, and how many it should have
+EPOCHS = ("1d", "12h", "6h", "4h", "2h", "1h", "30m", "15m", "10m", "5m")
+TARGET_BLOCKS = 24
 
 
 def parse_epoch(text: str) -> int:
@@ -44,9 +58,34 @@ def parse_epoch(text: str) -> int:
     if m is None:
         raise BacktestError(
             f"--epoch {text!r}: expected a positive whole number and a unit m, h or d "
-            "(e.g. 30m, 2h, 1d)"
+            "(e.g. 30m, 2h, 1d), or auto"
         )
     return int(m.group(1)) * UNIT_MS[m.group(2)]
+
+
+def check_epoch(text: str | None) -> None:
+    """A bad ``--epoch`` fails before the run (``auto`` and None choose one for it)."""
+    if text is not None and text != "auto":
+        parse_epoch(text)
+
+
+def choose_epoch(span_ms: int) -> str:
+    """The longest block length that cuts ``span_ms`` into ``TARGET_BLOCKS`` blocks or
+    more (the shortest offered when none does)."""
+    for text in EPOCHS:
+        if -(-span_ms // parse_epoch(text)) >= TARGET_BLOCKS:  # partial blocks count
+            return text
+    return EPOCHS[-1]
+
+
+def span_words(span_ms: int) -> str:
+    """A run's length for a person: ``6 h``, ``3 days``, ``45 min``."""
+    minutes = -(-span_ms // 60_000)
+    if minutes >= 2 * 1440:
+        return f"{minutes / 1440:.3g} days"
+    if minutes >= 60:
+        return f"{minutes / 60:.2g} h" if minutes % 60 else f"{minutes // 60} h"
+    return f"{minutes} min"
 
 
 @dataclass(frozen=True)
@@ -99,143 +138,89 @@ def block_scores(
     return out
 
 
-@dataclass(frozen=True)
-class Bootstrap:
-    """The mean block difference and the interval of the resampled means: integers in the
-    block scores' unit (e8 of the starting equity: 1,000,000 is one percentage point),
-    divided by the number of blocks truncating toward zero, like the engine's divisions."""
-
-    mean: int
-    low: int
-    high: int
-    resamples: int
-    seed: int
-
-
-def t_quantile(p: float, df: int) -> float:
-    """Student's t quantile (Cornish-Fisher expansion in 1/df; within 1e-3 for df >= 3)."""
-    z = NormalDist().inv_cdf(p)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
-
-
-def expanded_tail(n: int) -> float:
-    """The tail to read the resampled means at, so the interval covers at small ``n``.
-
-    A plain percentile interval of n blocks is too narrow when n is small: it spreads like
-    a z interval with the divisor n. Hesterberg's expanded percentile interval reads the
-    bootstrap distribution at ``Phi(sqrt(n / (n - 1)) * t_{n-1})`` instead, matching the
-    Student-t interval's width; for 12 blocks that is the 1.1% and 98.9% points.
-    """
-    tail = (100 - CONFIDENCE_PCT) / 200
-    if n < 3:
-        return tail
-    return NormalDist().cdf(math.sqrt(n / (n - 1)) * t_quantile(tail, n - 1))
-
-
-def run_length(n: int) -> int:
-    """How many consecutive blocks a resample draws at a time: about the cube root of n.
-
-    Neighbouring blocks are not independent (a position held across a boundary moves both),
-    so resampling single blocks would understate the spread; runs of ~n^(1/3) keep most of
-    that dependence (the usual rule for a moving-block bootstrap) and 1 for a few blocks.
-    """
-    root: float = n ** (1 / 3)
-    return max(1, round(root))
-
-
-def bootstrap(diffs: Sequence[int], seed: int, resamples: int = RESAMPLES) -> Bootstrap:
-    """A paired circular block bootstrap of the mean of ``diffs``, 95% expanded interval.
-
-    Each resample is ``len(diffs)`` blocks made of runs of ``run_length`` consecutive blocks
-    (wrapping around the end) starting at ``rng.randrange`` positions, summed as integers;
-    the interval's ends are the sums of nearest rank ``tail`` and ``1 - tail``
-    (``ceil(p * resamples)``-th smallest, ``tail`` from ``expanded_tail``), divided by the
-    number of blocks (truncating toward zero: a whole number of e8).
-    """
-    n = len(diffs)
-    if n == 0:
-        raise ValueError("no blocks to resample")
-    rng = random.Random(seed)
-    pool = list(diffs)
-    run = run_length(n)
-    # the sum of each run of `run` blocks from each start, wrapping: one resample adds
-    # n // run of them (and a shorter run for the rest)
-    full = [sum(pool[(i + j) % n] for j in range(run)) for i in range(n)]
-    rest = n % run
-    part = [sum(pool[(i + j) % n] for j in range(rest)) for i in range(n)]
-    starts = n // run
-    sums = []
-    for _ in range(resamples):
-        total = sum(full[rng.randrange(n)] for _ in range(starts))
-        if rest:
-            total += part[rng.randrange(n)]
-        sums.append(total)
-    sums.sort()
-    tail = expanded_tail(n)
-    lo = sums[max(math.ceil(tail * resamples) - 1, 0)]
-    hi = sums[min(math.ceil((1 - tail) * resamples), resamples) - 1]
-    return Bootstrap(tdiv(sum(pool), n), tdiv(lo, n), tdiv(hi, n), resamples, seed)
-
-
-def judge(boot: Bootstrap | None, blocks: int) -> tuple[str, str]:
-    """(code, words): better / worse / indistinguishable / not_enough_blocks."""
-    if boot is None or blocks < 2:
-        return "not_enough_blocks", (
-            f"not enough blocks to tell ({blocks}); run over more days or use --epoch"
-        )
-    if boot.low > 0:
-        return "better", "better than the control"
-    if boot.high < 0:
-        return "worse", "worse than the control"
-    return "indistinguishable", "indistinguishable from luck"
+def interval_doc(values: Sequence[int], seed: int) -> dict[str, Any] | None:
+    """``stats.mean_interval``'s document (None below ``stats.MIN_BLOCKS`` blocks)."""
+    if len(values) < stats.MIN_BLOCKS:
+        return None
+    return stats.mean_interval(values, seed).doc()
 
 
 def paired_verdict(diffs: Sequence[int], seed: int) -> dict[str, Any]:
-    """The block bootstrap of paired block differences and what it says: the fields
-    report.json's "verdict" (and a sweep's held-out verdict) carry about it."""
-    boot = bootstrap(diffs, seed) if len(diffs) >= 2 else None
-    code, text = judge(boot, len(diffs))
-    return {
-        "paired_blocks": len(diffs),
-        "mean_diff": None if boot is None else boot.mean,
-        "interval": None if boot is None else [boot.low, boot.high],
-        "confidence_pct": CONFIDENCE_PCT,
-        "resamples": RESAMPLES,
-        "seed": seed,
-        "verdict": code,
-        "text": text,
-    }
+    """A paired comparison: the mean of per-block differences (the strategy's block score
+    minus the other's) and its interval: better, worse, indistinguishable or
+    too_few_blocks. What report.json's "floor" and a sweep's held-out floor carry."""
+    doc = interval_doc(diffs, seed)
+    base: dict[str, Any] = {"paired_blocks": len(diffs)}
+    if doc is None:
+        return base | {
+            "answer": "too_few_blocks",
+            "text": f"{plural(len(diffs), 'paired block')}: too few to tell (at least "
+            f"{stats.MIN_BLOCKS}; a shorter --epoch gives more)",
+        }
+    lo, hi = doc["interval"]
+    answer = "better" if lo > 0 else "worse" if hi < 0 else "indistinguishable"
+    return base | doc | {"answer": answer}
+
+
+def money_doc(blocks: Sequence[int], seed: int, fills: int) -> dict[str, Any]:
+    """Question 2: the strategy's block scores against zero."""
+    if fills == 0:
+        return {"answer": "no_trades", "blocks": len(blocks)}
+    doc = interval_doc(blocks, seed)
+    if doc is None:
+        return {"answer": "too_few_blocks", "blocks": len(blocks)}
+    lo, hi = doc["interval"]
+    answer = "makes_money" if lo > 0 else "loses_money" if hi < 0 else "unclear"
+    return {"answer": answer, "blocks": len(blocks)} | doc
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The strategy as the verdict needs it: its ranking row (the engine's figures), fills,
+    fees and rejections, and its minute marks."""
+
+    name: str
+    row: dict[str, Any]
+    marks: Sequence[MarkRow]
+    fills: int
+    fees: int
+    rejections: dict[str, int]
 
 
 def verdict_doc(
-    entries: Sequence[tuple[str, Sequence[MarkRow]]],
+    strategy: Judged | None,
+    others: Sequence[tuple[str, Sequence[MarkRow]]],
     *,
-    epoch: str,
+    rules: Rules,
+    epoch: str | None,
     seed: int,
-    starting_equity: int,
-    lambda_num: int = 1,
-    lambda_den: int = 1,
+    span: tuple[int, int],
+    twins: Twins | str | None = None,
     control: str = CONTROL,
     no_control: str | None = None,
 ) -> dict[str, Any]:
-    """Everything report.json says under "verdict"; ``entries[0]`` is the strategy.
-    ``no_control``: what to say when no entry is the control (default: how to add it)."""
-    block_ms = parse_epoch(epoch)
-    strategy = entries[0][0] if entries else None
+    """Everything report.json says under "verdict" (see the module docstring).
+
+    ``others``: the other entries' marks (the block table; the control among them for the
+    floor). ``epoch``: the block length (None or ``auto``: chosen for the run's ``span``,
+    the window its marks cover). ``no_control``: what to say when no entry is the control.
+    """
+    length = max(0, span[1] - span[0])
+    chosen = epoch is None or epoch == "auto"
+    text = choose_epoch(length) if chosen else str(epoch)
+    block_ms = parse_epoch(text)
+    entries = ([(strategy.name, strategy.marks)] if strategy is not None else []) + list(others)
+    lam = (rules.lambda_num, rules.lambda_den)
     scored = {
-        name: block_scores(marks, block_ms, starting_equity, lambda_num, lambda_den)
-        for name, marks in entries
+        name: block_scores(marks, block_ms, rules.starting_equity, *lam) for name, marks in entries
     }
     starts = sorted({s for blocks in scored.values() for s in blocks})
     doc: dict[str, Any] = {
-        "strategy": strategy,
+        "strategy": None if strategy is None else strategy.name,
         "control": control,
-        "epoch": epoch,
+        "epoch": text,
         "block_ms": block_ms,
+        "epoch_chosen": f"chosen: the run is {span_words(length)}" if chosen else None,
         "blocks": [
             {
                 "start": s,
@@ -249,25 +234,77 @@ def verdict_doc(
             for s in starts
         ],
     }
-    if strategy is None or control not in scored or strategy == control:
-        why = (
-            f"the strategy is the control ({control}); compare another strategy with it"
-            if strategy == control
-            else no_control or f"no control in the run; add --vs baselines (it brings {control})"
-        )
-        return doc | {"verdict": "no_control", "text": why}
-    mine, theirs = scored[strategy], scored[control]
-    paired = [s for s in starts if s in mine and s in theirs]
-    diffs = [mine[s].score - theirs[s].score for s in paired]
+    if strategy is None:
+        why = no_control or "no entry to judge"
+        return doc | {"verdict": "no_strategy", "text": why}
+    mine = scored[strategy.name]
+    fills = strategy.fills
+    doc["trades"] = {"fills": fills, "rejections": dict(sorted(strategy.rejections.items()))}
+    doc["ranked"] = pace_doc(strategy.row, strategy.marks, rules, fills)
+    doc["money"] = money_doc([mine[s].score for s in sorted(mine)], seed, fills)
+    active = strategy.row.get("active_marks", 0)
+    doc["skill"] = skill_doc(strategy.row["score"], fills, strategy.fees, active, twins)
+    doc["floor"] = _floor(doc, strategy, scored, seed, control, no_control)
+    doc["verdict"] = "no_trades" if fills == 0 else doc["skill"]["answer"]
+    return fill_texts(doc)
+
+
+def _floor(
+    doc: dict[str, Any],
+    strategy: Judged,
+    scored: dict[str, dict[int, Block]],
+    seed: int,
+    control: str,
+    no_control: str | None,
+) -> dict[str, Any]:
+    """The strategy against the season's fixed random control, block by block."""
+    if strategy.fills == 0:
+        return {"answer": "no_trades"}
+    if strategy.name == control:
+        return {"answer": "is_control", "why": f"the strategy is the control ({control})"}
+    if control not in scored:
+        why = no_control or f"no control in the run; add --vs baselines (it brings {control})"
+        return {"answer": "no_control", "why": why}
+    mine, theirs = scored[strategy.name], scored[control]
+    paired = [s for s in sorted(mine) if s in theirs]
     for row in doc["blocks"]:
         s = row["start"]
         row["diff"] = mine[s].score - theirs[s].score if s in mine and s in theirs else None
-    doc |= paired_verdict(diffs, seed) | {
-        "note": (
-            f"only {plural(len(diffs), 'block')}: the interval is rough; more days or a shorter "
-            "--epoch tell more"
-            if 2 <= len(diffs) < FEW_BLOCKS
-            else None
-        ),
-    }
-    return doc
+    diffs = [mine[s].score - theirs[s].score for s in paired]
+    return paired_verdict(diffs, seed) | {"diffs": diffs}
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a run is judged: its block length (None: chosen for the run), the seed of the
+    bootstraps and the twins, how many twins (0: none), and the logs they trade on (empty:
+    none can be made, and ``no_twins`` says why)."""
+
+    epoch: str | None = None
+    seed: int = 0
+    twins: int = TWINS
+    sources: tuple[str, ...] = ()
+    latency_ms: int = 0
+    no_twins: str = "the run's market data is not at hand"
+
+
+def judged(result: BacktestResult) -> Judged | None:
+    """The run's strategy (its first entrant) as the verdict reads it."""
+    if not result.entrants:
+        return None
+    e = result.entrants[0]
+    rows = {r["entry"]: r for r in result.replay.ranking}
+    s = e.stats
+    return Judged(
+        e.name,
+        rows[e.name],
+        s.marks,
+        len(s.fills),
+        s.venue_fees + s.exec_fees,
+        dict(s.rejections),
+    )
+
+
+__all__ = [
+    "ALPHA_PCT", "CONTROL", "Judged", "Judging", "Twins", "measure_twins", "skill_doc",
+]  # fmt: skip

@@ -135,6 +135,7 @@ class Backtest:
             e.hooks = overridden(e.strategy)
         self.trade_hooks = [e for e in self.entrants if "on_trades" in e.hooks]
         self.book_hooks = [e for e in self.entrants if "on_book" in e.hooks]
+        self.ctx_hooks = [e for e in self.entrants if "on_asset_ctx" in e.hooks]
         for e in self.entrants:
             e.ctx = Context(
                 e.name, self.engine, self._sender(e.name), seed, latency_ms, path=e.path
@@ -428,7 +429,7 @@ class Backtest:
         write = self.log.write
         start = self.season.start
         defer_books = not self.book_hooks
-        defer_ctx = not any("on_asset_ctx" in e.hooks for e in self.entrants)
+        defer_ctx = not self.ctx_hooks
         trade_hooks = bool(self.trade_hooks)
         quiet = False  # the input about to be applied needs nothing held applied first
         registered = False
@@ -630,10 +631,8 @@ class Backtest:
             self._call(e, "on_book", book)
 
     def _ctx(self, hl: AssetCtx, t: int) -> None:
-        if hl.data.coin not in self.markets or not self.live:
+        if not self.ctx_hooks or hl.data.coin not in self.markets or not self.live:
             return
-        view: AssetContext | None = None
-        for e in self.entrants:
-            if "on_asset_ctx" in e.hooks:
-                view = view or AssetContext(hl.data, t)
-                self._call(e, "on_asset_ctx", view)
+        view = AssetContext(hl.data, t)
+        for e in self.ctx_hooks:
+            self._call(e, "on_asset_ctx", view)

@@ -22,6 +22,7 @@ from arena_tui.report.verdict import CONTROL, parse_epoch
 from arena_tui.run.loader import entry_name, load_strategy
 from arena_tui.run.params import Param, ParamValue, params_doc, strategy_params, variant_name
 from arena_tui.run.rundir import new_dir
+from arena_tui.run.twins import TWINS
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.jobs import DayFile, Variant, day_file
 from arena_tui.sweep.luck import HOLDOUT as HOLDOUT_DEFAULT
@@ -53,6 +54,8 @@ class Config:
     epoch: str = "1h"
     latency_ms: int = 0
     strategy_sha256: str = ""  # the strategy file's bytes when the sweep started
+    min_fills: int = 1  # training fills a variant needs to be chosen
+    twins: int = TWINS  # random twins of the chosen variant, each held-out day
 
     @property
     def batch_size(self) -> int:
@@ -83,6 +86,8 @@ class Config:
             "epoch": self.epoch,
             "latency_ms": self.latency_ms,
             "strategy_sha256": self.strategy_sha256,
+            "min_fills": self.min_fills,
+            "twins": self.twins,
         }
 
     @classmethod
@@ -198,6 +203,8 @@ def new_config(
     batch: int | None,
     epoch: str | None,
     latency_ms: int,
+    min_fills: int | None = None,
+    twins: int | None = None,
 ) -> Config:
     """The sweep's settings: the command line over the sweep file over the defaults."""
     path = Path(strategy)
@@ -233,6 +240,8 @@ def new_config(
         batch=batch,
         epoch=blocks,
         latency_ms=latency_ms,
+        min_fills=int(pick(min_fills, "min_fills", 1)),
+        twins=int(pick(twins, "twins", TWINS)),
     )
     if doc.get("vs"):
         raise SweepError(

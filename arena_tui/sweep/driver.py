@@ -22,11 +22,21 @@ from typing import Any
 
 from arena_tui.report.verdict import CONTROL
 from arena_tui.run.params import ParamValue
+from arena_tui.season.file import resolve_season
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.config import Config, Strategy, split_days
 from arena_tui.sweep.execute import InProcess
-from arena_tui.sweep.jobs import DayFile, DayResult, EntryResult, Job, Variant, run_job
-from arena_tui.sweep.judge import Trial, judge_fold, mean, verdict_doc
+from arena_tui.sweep.jobs import (
+    DayFile,
+    DayResult,
+    EntryResult,
+    Job,
+    TwinJob,
+    Variant,
+    run_job,
+    run_twin_job,
+)
+from arena_tui.sweep.judge import Trial, holdout_doc, judge_fold, mean, twins_of
 from arena_tui.sweep.luck import HOLDOUT
 from arena_tui.sweep.progress import Progress
 from arena_tui.sweep.space import make_search
@@ -77,16 +87,47 @@ class Runner:
         """Every variant and the control on every day of ``days``: stored, or run now."""
         jobs = [j for d in days if (j := self.job(variants, d, split)) is not None]
         self.progress.jobs_reused += len(days) - len(jobs)
+        self._run([(run_job, j, [v.name for v in j.variants]) for j in jobs], split)
+
+    def ensure_twins(self, variant: Variant, days: list[DayFile]) -> list[list[EntryResult]]:
+        """The variant's random twins on each of ``days`` (stored, or run now), a list a
+        day, in twin order (empty for a day the variant made no trip on)."""
+        split = twins_split(variant.name)
+        done = self.store.finished_days(split)
+        todo = [
+            TwinJob(
+                strategy=self.cfg.strategy,
+                day=d,
+                variant=variant,
+                twins=self.cfg.twins,
+                latency_ms=self.cfg.latency_ms,
+                seed=self.cfg.seed,
+            )
+            for d in days
+            if d.sha256 not in done
+        ]
+        self.progress.jobs_reused += len(days) - len(todo)
+        self._run([(run_twin_job, j, []) for j in todo], split)
+        have = self.results.get(split, {})
+        return [
+            sorted((r for (name, sha), r in have.items() if sha == d.sha256), key=_twin_order)
+            for d in days
+        ]
+
+    def _run(self, jobs: list[tuple[Any, Any, list[str]]], split: str) -> None:
+        """Run ``(function, job, trial names)`` triples and keep each result as it comes."""
         if not jobs:
             return
         if self.pool is None:
             raise Missing("the sweep is not finished")
         self.progress.jobs_left = len(jobs)
         if isinstance(self.pool, InProcess):  # one at a time: each stored as it finishes
-            for j in jobs:
-                self.keep(j, self.pool.submit(run_job, j).result(), split)
+            for fn, j, names in jobs:
+                self.keep(names, self.pool.submit(fn, j).result(), split)
             return
-        futures: dict[Future[DayResult], Job] = {self.pool.submit(run_job, j): j for j in jobs}
+        futures: dict[Future[DayResult], list[str]] = {
+            self.pool.submit(fn, j): names for fn, j, names in jobs
+        }
         try:
             for fut in as_completed(futures):
                 self.keep(futures[fut], fut.result(), split)
@@ -99,8 +140,8 @@ class Runner:
             for fut in futures:
                 fut.cancel()
 
-    def keep(self, job: Job, result: DayResult, split: str) -> None:
-        self.store.save_day([v.name for v in job.variants], result, split)
+    def keep(self, trial_names: list[str], result: DayResult, split: str) -> None:
+        self.store.save_day(trial_names, result, split)
         have = self.results.setdefault(split, {})
         for entry in result.entries:
             have[(entry.name, result.day.sha256)] = entry
@@ -139,30 +180,62 @@ def search_fold(
     return trials
 
 
-def run_sweep(run: Runner, strat: Strategy) -> list[dict[str, Any]]:
-    """Every fold: its search on its training days, the best variant (mean training S,
-    then name) with the control on its held-out days, and the judgement."""
+def twins_split(name: str) -> str:
+    """Where a variant's twins are stored."""
+    return f"twins:{name}"
+
+
+def _twin_order(r: EntryResult) -> str:
+    return r.name
+
+
+@dataclass
+class Fold:
+    """A fold judged, and what the sweep's pooled held-out answers read of it."""
+
+    doc: dict[str, Any]
+    held: list[EntryResult] = field(default_factory=list)
+    control_held: list[EntryResult] = field(default_factory=list)
+    twins: list[list[EntryResult]] = field(default_factory=list)
+
+
+def run_sweep(run: Runner, strat: Strategy) -> list[Fold]:
+    """Every fold: its search on its training days, the chosen variant (the best mean
+    training S among those that may be chosen: ``judge.order``) with the control on its
+    held-out days, its twins there, and the judgement."""
     out = []
-    for i, (train, held) in enumerate(split_days(run.cfg)):
+    cfg = run.cfg
+    for i, (train, held) in enumerate(split_days(cfg)):
+        rules = resolve_season([train[0].path], None).rules
         asked = search_fold(run, strat, train)
         unique = {
             v.name: Trial(v.name, values, run.entries(v.name, train, "train"))
             for values, v in asked
         }
-        ranked = sorted(unique.values(), key=lambda t: (-mean([e.score for e in t.train]), t.name))
-        best = ranked[0]
-        run.ensure([strat.variant(best.values)], held, "holdout")
-        fold = judge_fold(
-            i,
-            ranked,
-            run.entries(CONTROL, train, "train"),
-            run.entries(best.name, held, "holdout"),
-            run.entries(CONTROL, held, "holdout"),
-            run.cfg.seed,
-        )
-        fold["train_days"] = [d.path for d in train]
-        fold["holdout_days"] = [d.path for d in held]
-        fold["reproduce"] = reproduce(run.cfg, best.values, held[0])
+        trials = list(unique.values())
+        control_train = run.entries(CONTROL, train, "train")
+        first = judge_fold(
+            i, trials, control_train, None, [], None,
+            rules=rules, seed=cfg.seed, epoch=cfg.epoch, min_fills=cfg.min_fills,
+        )  # fmt: skip
+        best = first["variants"][0]
+        fold = Fold(first)
+        if best["excluded"] is None:
+            variant = strat.variant(best["params"])
+            run.ensure([variant], held, "holdout")
+            fold.held = run.entries(variant.name, held, "holdout")
+            fold.control_held = run.entries(CONTROL, held, "holdout")
+            fold.twins = run.ensure_twins(variant, held) if cfg.twins > 0 else []
+            fold.doc = judge_fold(
+                i, trials, control_train, fold.held, fold.control_held,
+                fold.twins if cfg.twins > 0 else None,
+                rules=rules, seed=cfg.seed, epoch=cfg.epoch, min_fills=cfg.min_fills,
+            )  # fmt: skip
+            fold.doc["reproduce"] = reproduce(cfg, best["params"], held[0])
+        else:
+            fold.doc["reproduce"] = None
+        fold.doc["train_days"] = [d.path for d in train]
+        fold.doc["holdout_days"] = [d.path for d in held]
         out.append(fold)
     return out
 
@@ -180,11 +253,31 @@ def reproduce(cfg: Config, values: Mapping[str, ParamValue], day: DayFile) -> st
     return shlex.join(words)
 
 
-def sweep_doc(cfg: Config, strat: Strategy, folds: list[dict[str, Any]]) -> dict[str, Any]:
+def pooled(cfg: Config, folds: list[Fold], rules: Any) -> dict[str, Any] | None:
+    """The held-out answers over every fold (each fold's chosen variant on its own held-out
+    days, the twins a day beside it); the one fold's with ``--holdout``."""
+    if len(folds) == 1:
+        held: dict[str, Any] | None = folds[0].doc.get("verdict")
+        return held
+    judged = [f for f in folds if f.held]
+    if not judged:
+        return None
+    twins = [d for f in judged for d in f.twins] if cfg.twins > 0 else None
+    return holdout_doc(
+        [r for f in judged for r in f.held],
+        [r for f in judged for r in f.control_held],
+        twins_of(twins, cfg.seed) if twins is not None else None,
+        rules,
+        cfg.seed,
+        cfg.epoch,
+    )
+
+
+def sweep_doc(cfg: Config, strat: Strategy, run_folds: list[Fold]) -> dict[str, Any]:
     """The sweep's result (``--json``, ``sweep.json``): its settings, the days, every fold,
-    and the held-out verdict (over every fold's held-out blocks with ``--folds``)."""
-    diffs = [d for f in folds for d in f["holdout_diffs"]]
-    verdict = folds[0]["verdict"] if len(folds) == 1 else verdict_doc(diffs, cfg.seed)
+    and the held-out answers (over every fold's held-out days with ``--folds``)."""
+    folds = [f.doc for f in run_folds]
+    rules = resolve_season([cfg.days[0].path], None).rules
     return {
         "strategy": cfg.strategy,
         "base": strat.base,
@@ -208,9 +301,12 @@ def sweep_doc(cfg: Config, strat: Strategy, folds: list[dict[str, Any]]) -> dict
             {"path": d.path, "sha256": d.sha256, "first_t": d.first_t, "last_t": d.last_t}
             for d in cfg.days
         ],
+        "min_fills": cfg.min_fills,
+        "twins": cfg.twins,
+        "objective": folds[-1]["objective"],
         "folds": folds,
         "chosen": folds[-1]["chosen"],
-        "verdict": verdict,
-        "reality_check": folds[-1]["reality_check"],
+        "verdict": pooled(cfg, run_folds, rules),
+        "luck": folds[-1]["luck"],
         "reproduce": folds[-1]["reproduce"],
     }

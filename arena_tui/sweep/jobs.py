@@ -39,6 +39,7 @@ from arena_tui.run.params import ParamValue
 from arena_tui.run.parts import Entrant
 from arena_tui.run.quotes import contract_fill
 from arena_tui.run.stats import MarkRow, exit_value
+from arena_tui.run.twins import run_twins, timing_freedom, trips_of
 from arena_tui.season.file import resolve_season
 from arena_tui.sweep import SweepError
 from arena_tui.util.errors import ArenaError
@@ -90,6 +91,12 @@ class EntryResult(msgspec.Struct, frozen=True):
     blocks: list[tuple[int, int]]  # (block start ms, block score e8), report.verdict's
     fills_sha256: str  # of its fills with the order ids removed (fills_digest)
     marks_sha256: str = ""  # of its minute equity curve (marks_digest)
+    # what eligibility at scale and the twins' match read (a store from before: zeros)
+    fill_days: int = 0
+    active_marks: int = 0
+    marks: int = 0
+    fees: int = 0  # venue + execution, e6
+    freedom: int = 100_000_000  # a twin's: run.twins.timing_freedom of the trips (e8)
 
 
 class DayResult(msgspec.Struct, frozen=True):
@@ -242,6 +249,92 @@ def run_job(job: Job) -> DayResult:
                 blocks=[(start, b.score) for start, b in sorted(blocks.items())],
                 fills_sha256=fills_digest(fill_doc(f) for f in stats.fills),
                 marks_sha256=marks_digest(stats.marks),
+                fill_days=row["fill_days"],
+                active_marks=row["active_marks"],
+                marks=row["marks"],
+                fees=stats.venue_fees + stats.exec_fees,
             )
         )
+    return DayResult(job.day, out, time.perf_counter() - began, result.inputs)
+
+
+class TwinJob(msgspec.Struct, frozen=True):
+    """The random twins of one variant over one day (``run.twins``): the variant runs
+    alone to give its trips, then ``twins`` twins of them in one more pass."""
+
+    strategy: str
+    day: DayFile
+    variant: Variant
+    twins: int
+    season_toml: str | None = None
+    latency_ms: int = 0
+    seed: int = 0
+
+
+def twin_seed(seed: int, day: DayFile) -> int:
+    """A day's twins' seed: the sweep's, and the day's bytes (each day its own twins)."""
+    return int(hashlib.sha256(f"{seed}:{day.sha256}".encode()).hexdigest()[:12], 16)
+
+
+def run_twin_job(job: TwinJob) -> DayResult:
+    """The variant alone, then its twins; the result's entries are the twins (``twin-001``
+    ...), in order, each as an :class:`EntryResult` without block scores."""
+    began = time.perf_counter()
+    try:
+        check_day(job.day)
+        season = _season(Job(job.strategy, job.day, [], season_toml=job.season_toml))
+        path = Path(job.strategy)
+        bt = Backtest(
+            season,
+            [_loaded(path, job.variant.name, job.variant.params)],
+            run_log=None,
+            sources=[job.day.path],
+            latency_ms=job.latency_ms,
+            seed=job.seed,
+            cache=cache_enabled(),
+        )
+        bt.guard.echo = False
+        result = bt.run([job.day.path])
+        e = result.entrants[0]
+        end = result.replay.end or season.start
+        coin_of = {m.asset: m.coin for m in season.markets}.__getitem__
+        trips = trips_of(e.stats.fills, coin_of, end)
+        if not trips:
+            return DayResult(job.day, [], time.perf_counter() - began, result.inputs)
+        twins = run_twins(
+            season,
+            [job.day.path],
+            trips,
+            n=job.twins,
+            seed=twin_seed(job.seed, job.day),
+            latency_ms=job.latency_ms,
+            window=(season.start, end),
+            taken=[e.name],
+        )
+    except SweepError:
+        raise
+    except ArenaError as exc:
+        raise SweepError(str(exc)) from None
+    freedom = timing_freedom(trips, season.start, end)
+    out = [
+        EntryResult(
+            name=row["entry"],
+            score=row["score"],
+            ret=row["return"],
+            mdd=row["mdd"],
+            equity=row["equity"],
+            fills=fills,
+            rejections={},
+            blocks=[],
+            fills_sha256="",
+            fill_days=row["fill_days"],
+            active_marks=active,
+            marks=row["marks"],
+            fees=fees,
+            freedom=freedom,
+        )
+        for row, fills, fees, active in zip(
+            twins.rows, twins.fills, twins.fees, twins.active, strict=True
+        )
+    ]
     return DayResult(job.day, out, time.perf_counter() - began, result.inputs)

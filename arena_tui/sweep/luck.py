@@ -21,16 +21,12 @@ May import: ``report`` (the block bootstrap's conventions), ``util``.
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
 
-from arena_tui.report.verdict import run_length
 from arena_tui.sweep import SweepError
-from engine.units import tdiv
 
 T = TypeVar("T")
 
@@ -94,98 +90,6 @@ def walk_forward(days: Sequence[T], k: int) -> list[tuple[list[T], list[T]]]:
         cut = n - (k - i) * size
         folds.append((list(days[:cut]), list(days[cut : cut + size])))
     return folds
-
-
-@dataclass(frozen=True)
-class RealityCheck:
-    """White's reality check over K variants' block differences against the control.
-
-    ``best``: the variant with the highest mean difference (the first of equals);
-    ``best_mean``: that mean in e8 (the sum over the blocks divided by their number,
-    truncating toward zero, as ``report.verdict.bootstrap`` means are); ``p_value``: the
-    share of resamples in which the best centred variant leads by at least as much, with
-    the usual +1 on both sides so it is never 0 (at best ``1 / (resamples + 1)``).
-    """
-
-    best: int
-    best_mean: int
-    p_value: float
-    resamples: int
-    seed: int
-    variants: int = 0  # K
-    blocks: int = 0  # paired blocks per variant
-    run: int = 0  # blocks drawn at a time
-
-
-def reality_check(
-    diffs: Sequence[Sequence[int]],
-    *,
-    seed: int,
-    resamples: int = RESAMPLES,
-    block: int | None = None,
-) -> RealityCheck:
-    """White's (2000) reality check for data snooping, on a circular block bootstrap.
-
-    ``diffs[k][b]``: variant k's score minus the control's in block b (e8), the same blocks
-    in the same order for every variant. The statistic is the largest sum over variants,
-    ``V = max_k sum_b diffs[k][b]`` (the means times n: every variant has the same n). Each
-    resample draws one set of block runs (``block`` consecutive blocks at a time, wrapping,
-    default ``run_length(n)``, exactly as ``report.verdict.bootstrap`` draws) and applies it
-    to every variant, so their dependence on each other and on the market is kept; the
-    centred statistic is ``V* = max_k (sum*_k - sum_k)``, the best of K variants that have no
-    edge. The p-value is ``(1 + #{V* >= V}) / (1 + resamples)``: small means the best lead
-    is hard to get by luck alone; a variant no better than the control gives a p-value
-    that is not small. Integers throughout except the final share.
-    """
-    k = len(diffs)
-    if k == 0:
-        raise SweepError("the reality check needs at least one variant")
-    n = len(diffs[0])
-    if any(len(row) != n for row in diffs):
-        lengths = sorted({len(row) for row in diffs})
-        raise SweepError(
-            f"the reality check needs the same blocks for every variant; got {lengths} blocks"
-        )
-    if n < 2:
-        raise SweepError(
-            f"the reality check needs at least 2 blocks, got {n}: more training days or a "
-            "shorter --epoch"
-        )
-    if resamples < 1:
-        raise SweepError(f"resamples must be at least 1, got {resamples}")
-    run = run_length(n) if block is None else block
-    if not 1 <= run <= n:
-        raise SweepError(f"block runs of {run} blocks do not fit {n} blocks")
-    sums = [sum(row) for row in diffs]
-    observed = max(sums)
-    best = sums.index(observed)
-    # per variant, the sum of the `run` blocks from each start (and of the `rest` blocks
-    # finishing a resample), wrapping around the end: one resample adds n // run of those
-    starts = n // run
-    rest = n % run
-    full = [[sum(row[(i + j) % n] for j in range(run)) for i in range(n)] for row in diffs]
-    part = [[sum(row[(i + j) % n] for j in range(rest)) for i in range(n)] for row in diffs]
-    rng = random.Random(seed)
-    hits = 0
-    for _ in range(resamples):
-        picks = [rng.randrange(n) for _ in range(starts)]
-        tail = rng.randrange(n) if rest else -1
-        centred = max(
-            sum(map(runs.__getitem__, picks)) + (ends[tail] if rest else 0) - total
-            for runs, ends, total in zip(full, part, sums, strict=True)
-        )
-        if centred >= observed:
-            hits += 1
-    return RealityCheck(
-        best=best,
-        best_mean=tdiv(observed, n),
-        p_value=(hits + 1) / (resamples + 1),
-        resamples=resamples,
-        seed=seed,
-        variants=k,
-        blocks=n,
-        run=run,
-    )
 
 
 def _exact(fraction: float | Fraction) -> Fraction:

@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena_tui.report.layout import wrap
-from arena_tui.report.table import pct
-from arena_tui.report.verdict_text import signed
+from arena_tui.report.verdict_text import SHORT
 from arena_tui.sweep.plot import param_lines
-from arena_tui.util.human import plural
+from arena_tui.util.human import plural, ratio_pct
 
 ROWS = 20  # variants shown; sweep.json has them all
 GAP = "  "
@@ -46,27 +45,41 @@ def rejections_text(rej: dict[str, int]) -> str:
     return ", ".join(f"{reason} {n:,}" for reason, n in rej.items()) or "-"
 
 
+RANKED = {"yes": "yes", "at_pace": "at pace", "no": "no", "no_trades": "no trades"}
+
+
 def table(doc: dict[str, Any]) -> list[str]:
-    """The last fold's variants, best first, then the control; columns as wide as needed."""
+    """The last fold's variants (those that may be chosen first, best first; then the
+    others, marked), then the control; columns as wide as needed. ``ranked?`` is at the
+    training days' pace; ``beats 0`` is StepM's (each variant, after trying them all);
+    ``~best`` the model confidence set's; the held-out columns are the chosen variant's,
+    the same words as the held-out lines below."""
     fold = doc["folds"][-1]
     names = list(doc["params"])
     chosen = fold["chosen"]
-    head = ["rank", "variant", *names, "train S", "held-out S", "verdict", "fills", "rejections"]
-    right = {0, *range(2, 2 + len(names) + 4)}
+    verdict = fold.get("verdict")
+    head = [
+        "rank", "variant", *names, "train S", "fills", "ranked?", "beats 0", "~best",
+        "held-out S", "held-out skill", "not chosen / rejections",
+    ]  # fmt: skip
+    right = {0, *range(2, 2 + len(names) + 2)}
     rows: list[list[str]] = []
     variants = fold["variants"]
     for v in variants[:ROWS]:
-        mine = v["name"] == chosen["name"]
+        mine = chosen is not None and v["name"] == chosen["name"]
         rows.append(
             [
-                str(v["rank"]),
+                "-" if v["rank"] is None else str(v["rank"]),
                 v["name"],
                 *[value_text(v["params"].get(n, "")) for n in names],
-                pct(v["score"]),
-                pct(chosen["holdout_score"]) if mine else "-",
-                fold["verdict"]["verdict"] if mine else "",
+                ratio_pct(v["score"]),
                 f"{v['fills']:,}",
-                rejections_text(v["rejections"]),
+                RANKED.get(v["ranked"], v["ranked"]),
+                "" if "beats_zero" not in v else ("yes" if v["beats_zero"] else "-"),
+                "~" if v.get("tied_best") else "",
+                ratio_pct(chosen["holdout_score"]) if mine else "",
+                SHORT["skill"].get(a := verdict["skill"]["answer"], a) if mine and verdict else "",
+                v["excluded"] or rejections_text(v["rejections"]),
             ]
         )
     c = fold["control"]
@@ -75,10 +88,13 @@ def table(doc: dict[str, Any]) -> list[str]:
             "",
             c["name"],
             *["" for _ in names],
-            pct(c["score"]),
-            pct(c["holdout_score"]),
-            "",
+            ratio_pct(c["score"]),
             f"{c['fills']:,}",
+            RANKED.get(c["ranked"], c["ranked"]),
+            "",
+            "",
+            ratio_pct(c["holdout_score"]),
+            "",
             rejections_text(c["rejections"]),
         ]
     )
@@ -101,41 +117,80 @@ def table(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def answers(v: dict[str, Any], width: int | None) -> list[str]:
+    """The three answers (and the floor), one line each, as the report prints them."""
+    out: list[str] = []
+    for label, key in (("ranked?", "ranked"), ("money? ", "money"), ("skill? ", "skill")):
+        out += wrap(f"  {label} {v[key]['text']}", width, indent="          ")
+    out += wrap(f"  floor:  {v['floor']['text']}", width, indent="          ")
+    return out
+
+
+def luck_lines(luck: dict[str, Any] | None, chosen: str | None, width: int | None) -> list[str]:
+    if luck is None:
+        return wrap("luck over the variants tried: no variant could be chosen", width)
+    if luck.get("answer") == "too_few_blocks":
+        return wrap(
+            f"luck over the {plural(luck['variants'], 'variant')} tried: "
+            f"{plural(luck['blocks'], 'training block')}, too few to tell (a shorter --epoch "
+            "gives more)",
+            width,
+        )
+    spa, k = luck["spa"], luck["variants"]
+    word = "beats" if luck["answer"] == "edge" else "does not beat"
+    text = (
+        f"luck over the {plural(k, 'variant')} that may be chosen (training blocks against "
+        f"doing nothing): the best of {k} {word} zero by more than {k} tries give by luck "
+        f"(Hansen's SPA p {spa['p_value']:.3f}; White's reality check {spa['p_upper']:.3f})"
+    )
+    stepm = luck["stepm"]
+    if chosen is not None:
+        text += (
+            f"; the chosen {chosen} "
+            + ("is" if luck["chosen_beats_zero"] else "is not")
+            + f" among those that do, each (StepM: {len(stepm)} of {k})"
+        )
+    text += f"; {plural(len(luck['mcs']), 'variant')} tied with the best (model confidence set)"
+    pbo = luck.get("pbo")
+    if pbo is not None:
+        text += (
+            f"; probability the choice is overfit {pbo['pbo']:.2f} (CSCV over "
+            f"{pbo['combinations']:,} splits of {pbo['groups']} groups)"
+        )
+    return wrap(text, width)
+
+
 def verdict_lines(doc: dict[str, Any], width: int | None) -> list[str]:
     out: list[str] = []
     folds = doc["folds"]
     if len(folds) > 1:
         for f in folds:
             ch = f["chosen"]
+            if ch is None:
+                out += wrap(f"fold {f['fold'] + 1}: no variant could be chosen", width)
+                continue
             out += wrap(
                 f"fold {f['fold'] + 1}: trained on {plural(len(f['train_days']), 'day')}, chose "
-                f"{ch['name']} (train S {pct(ch['train_score'])}); held out "
-                f"{plural(len(f['holdout_days']), 'day')}: S {pct(ch['holdout_score'])}, "
-                f"control {pct(f['control']['holdout_score'])}",
+                f"{ch['name']} (train S {ratio_pct(ch['train_score'])}); held out "
+                f"{plural(len(f['holdout_days']), 'day')}: S {ratio_pct(ch['holdout_score'])}, "
+                f"control {ratio_pct(f['control']['holdout_score'])}",
                 width,
             )
+    last = folds[-1]
+    out += wrap(f"objective: {doc['objective']}", width)
     v = doc["verdict"]
-    chosen = folds[-1]["chosen"]["name"] if len(folds) == 1 else "each fold's chosen variant"
-    text = f"held out: {chosen} against control_random"
-    if v["mean_diff"] is not None:
-        low, high = v["interval"]
-        text += (
-            f": mean lead {signed(v['mean_diff'])} a block over "
-            f"{plural(v['paired_blocks'], 'block')}"
-            f" of {doc['epoch']}, {v['confidence_pct']}% interval [{signed(low)}, {signed(high)}]"
-        )
-    out += wrap(f"{text}: {v['text']}", width)
-    rc = folds[-1]["reality_check"]
-    if rc is None:
-        out += wrap("luck over the variants tried: too few training blocks to tell", width)
-    else:
+    if v is None:
         out += wrap(
-            f"luck: on the training days the best of {rc['variants']} ({rc['best']}) leads the "
-            f"control by {signed(rc['best_mean_diff'])} a block; the chance that the best of "
-            f"{rc['variants']} leads by this much by luck alone is p = {rc['p_value']:.3f} "
-            f"(White's reality check, {rc['resamples']:,} resamples): {rc['text']}",
+            "held out: no trades to judge: no variant had the training fills (--min-fills) "
+            "and the pace to be ranked, so none was chosen",
             width,
         )
+    else:
+        chosen = last["chosen"]["name"] if len(folds) == 1 else "each fold's chosen variant"
+        out += wrap(f"held out: {chosen} on days it was not chosen on", width)
+        out += answers(v, width)
+    chosen_name = last["chosen"]["name"] if last["chosen"] else None
+    out += luck_lines(last["luck"], chosen_name, width)
     return out
 
 
@@ -166,6 +221,8 @@ def render(doc: dict[str, Any], width: int | None) -> str:
     lines.append("")
     if doc.get("plot"):
         lines += wrap(f"plot: {doc['plot']}", width)
-    lines += wrap("rerun the chosen variant on one day (each day is its own run):", width)
-    lines.append(f"  {last['reproduce']}")  # whole, to copy
+    if last["reproduce"]:
+        lines += wrap("rerun the chosen variant on one day (each day is its own run):", width)
+    if last["reproduce"]:
+        lines.append(f"  {last['reproduce']}")  # whole, to copy
     return "\n".join(lines)

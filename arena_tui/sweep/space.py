@@ -66,7 +66,9 @@ SEARCHES = ("grid", "random", "tpe")
 GRID_LIMIT = 10_000  # a larger grid needs --trials saying so
 DEFAULT_TRIALS = 50  # random and tpe, when --trials is not given
 ATTEMPTS = 100  # tpe proposals of already-seen trials before a random unseen one
-FILE_KEYS = ("params", "search", "trials", "seed", "holdout", "folds", "epoch", "vs")
+FILE_KEYS = (
+    "params", "search", "trials", "seed", "holdout", "folds", "epoch", "vs", "min_fills", "twins",
+)  # fmt: skip
 _RANGE = re.compile(r"\s*(.+?)\s*\.\.\s*(.+?)\s*(?::\s*(.+?)\s*)?")
 
 Trial = dict[str, ParamValue]
@@ -298,7 +300,7 @@ def load_sweep_file(path: Path) -> dict[str, Any]:
         raise bad("params", "a [params] table")
     if "search" in doc and doc["search"] not in SEARCHES:
         raise bad("search", " or ".join(SEARCHES))
-    for key, least in (("trials", 1), ("folds", 1), ("seed", None)):
+    for key, least in (("trials", 1), ("folds", 1), ("seed", None), ("min_fills", 1), ("twins", 0)):
         v = doc.get(key)
         if key in doc and (type(v) is not int or (least is not None and v < least)):
             raise bad(key, "a whole number" + ("" if least is None else f" >= {least}"))

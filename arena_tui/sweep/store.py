@@ -170,6 +170,12 @@ class SweepStore:
         rows = self._db.execute("SELECT name, day FROM results WHERE split = ?", (split,))
         return {(str(name), str(day)) for name, day in rows}
 
+    def finished_days(self, split: str) -> set[str]:
+        """The days (SHA-256) a job of ``split`` finished on, whatever it stored (a twin
+        job of a day the variant made no trip on stores no entry)."""
+        rows = self._db.execute("SELECT DISTINCT day FROM jobs WHERE split = ?", (split,))
+        return {str(day) for (day,) in rows}
+
     def results(self, split: str | None = None) -> list[tuple[str, str, EntryResult]]:
         """(split, day sha256, result) of every stored entry (of ``split`` only, if given),
         by split, then day (calendar order), then entry name."""

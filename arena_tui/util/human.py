@@ -153,3 +153,42 @@ class Progress:
 def plural(n: int, one: str, many: str | None = None) -> str:
     """``1 entry``, ``2 entries``, ``1,024 inputs``: the count and the word that agrees."""
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def ratio_pct(e8: int) -> str:
+    """An e8 ratio as an exact percentage: six decimals, every digit the engine has, so
+    ``S = R - MDD`` adds up on screen digit for digit (``-0.119912%``)."""
+    sign = "-" if e8 < 0 else ""
+    whole, frac = divmod(abs(e8), 10**6)
+    return f"{sign}{whole}.{frac:06d}%"
+
+
+def signed_pct(e8: int) -> str:
+    """``ratio_pct`` with its sign always shown (``+0.000120%``): a lead or a bound."""
+    return ratio_pct(e8) if e8 < 0 else "+" + ratio_pct(e8)
+
+
+def stat_pct(e8: float) -> str:
+    """A float statistic in e8 units (a bootstrap bound, a mean) as a signed percentage
+    with three significant figures, never ``0.000`` for a bound that is not zero
+    (``+0.000123%``, ``-1.25%``, ``0%`` only for zero itself)."""
+    if e8 == 0:
+        return "0%"
+    pct = e8 / 10**6
+    mag = abs(pct)
+    places = max(2, 2 - int(f"{mag:e}".split("e")[1]))
+    return f"{pct:+.{places}f}%"
+
+
+def pct(ratio_e8: int) -> str:
+    """An e8 ratio as a percentage with 2 decimals, truncated toward zero (a share)."""
+    sign = "-" if ratio_e8 < 0 else ""
+    whole, frac = divmod(abs(ratio_e8), 10**6)
+    return f"{sign}{whole}.{frac // 10**4:02d}%"
+
+
+def usd(e6: int) -> str:
+    """Money e6 as dollars with cents, truncated toward zero."""
+    sign = "-" if e6 < 0 else ""
+    whole, frac = divmod(abs(e6), 10**6)
+    return f"{sign}{whole:,}.{frac // 10**4:02d}"

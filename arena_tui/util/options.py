@@ -66,7 +66,31 @@ LatencyOpt = Annotated[
     ),
 ]
 SeedOpt = Annotated[
-    int, typer.Option("--seed", help="Seed of the generators handed to strategies.")
+    int,
+    typer.Option(
+        "--seed",
+        help="Seed of the generators handed to strategies, of the verdict's bootstraps and "
+        "of the random twins.",
+    ),
+]
+EpochOpt = Annotated[
+    str,
+    typer.Option(
+        "--epoch",
+        help="Block length of the verdict's block scores: a number and m, h or d (30m, "
+        "2h, 1d = UTC days), aligned to the Unix epoch; auto (the default) chooses the "
+        "longest that gives the run 24 blocks, and says so.",
+    ),
+]
+TwinsOpt = Annotated[
+    int,
+    typer.Option(
+        "--twins",
+        min=0,
+        max=1000,
+        help="Random twins of the strategy for the skill answer: its own trips re-timed at "
+        "random, traded in one extra pass (docs/verdict.md); 0 skips the question.",
+    ),
 ]
 ForceOpt = Annotated[
     bool,

@@ -1,0 +1,244 @@
+"""The random twins: trips cut from fills, re-timed without overlap, traded as the strategy
+traded them.
+
+The trips are checked on hand-made fills; the placements as properties (every trip once,
+in the window, never two on a coin at once, the same seed the same twins); the pass on the
+hand-built market of ``tests.market``, where BTC climbs $1 a second, so a long trip earns
+its length whenever it is held: a twin that trades the strategy's trips faithfully must
+then score what the strategy scores, give or take the taker's slippage and fees.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena_tui.run.backtest import Backtest
+from arena_tui.run.market import ALO, IOC, Book
+from arena_tui.run.parts import Entrant
+from arena_tui.run.trips import SLACK_MS
+from arena_tui.run.twins import (
+    LEG_BUDGET,
+    MIN_TWINS,
+    Leg,
+    Trip,
+    placements,
+    run_twins,
+    timing_freedom,
+    trips_of,
+    twin_count,
+    twin_names,
+)
+from arena_tui.season.file import resolve_season
+from arena_tui.strategy import Context, Strategy
+from engine import events as ev
+from engine.units import E8
+from tests import build
+from tests.market import fmt, market_rows, write_log
+
+SEC, MIN = 1000, 60_000
+
+
+def fill(t: int, oid: int, buy: bool, sz: int, taker: bool = True, asset: int = 0) -> ev.Fill:
+    return ev.Fill(
+        t=t, entry="s", oid=oid, cloid=0, asset=asset, is_buy=buy, px=100 * E8, sz=sz,
+        taker=taker, venue_fee=0, exec_fee=0, quote=None,
+    )  # fmt: skip
+
+
+COIN = {0: "BTC", 5: "SOL"}.__getitem__
+
+
+def test_trips_by_hand() -> None:
+    fills = [
+        fill(10 * SEC, 1, True, 1),  # an IOC walking two levels: one leg
+        fill(10 * SEC, 1, True, 2),
+        fill(40 * SEC, 2, False, 1, taker=False),  # a maker's partial exit
+        fill(50 * SEC, 3, False, 4),  # through zero: closes, then opens a short of 2
+        fill(70 * SEC, 4, True, 2, taker=False),  # closes the short
+        fill(90 * SEC, 5, True, 5, asset=5),  # SOL, open at the end
+    ]
+    long, short, sol = trips_of(fills, COIN, end=100 * SEC)
+    assert long == Trip(
+        "BTC", 10 * SEC, 40 * SEC,
+        (Leg(0, 3, True), Leg(30 * SEC, 2, False), Leg(40 * SEC, 0, True)), True,
+    )  # fmt: skip
+    assert short == Trip(
+        "BTC", 50 * SEC, 20 * SEC, (Leg(0, -2, True), Leg(20 * SEC, 0, False)), True
+    )
+    assert (sol.coin, sol.start, sol.duration_ms, sol.closed) == ("SOL", 90 * SEC, 10 * SEC, False)
+    assert long.long and not short.long
+
+
+trip_lists = st.lists(
+    st.tuples(st.sampled_from(["BTC", "ETH"]), st.integers(0, 600), st.integers(1, 3)),
+    max_size=12,
+)
+
+
+@given(specs=trip_lists, seed=st.integers(0, 2**32))
+def test_placements_lay_every_trip_once_in_the_window_without_overlap(
+    specs: list[tuple[str, int, int]], seed: int
+) -> None:
+    start, span = 1_000_000, 3_600_000
+    trips = [
+        Trip(coin, 0, dur * SEC, tuple(Leg(0, 1, True) for _ in range(legs)), True)
+        for coin, dur, legs in specs
+    ]
+    budget = {c: sum(t.duration_ms for t in trips if t.coin == c) for c in ("BTC", "ETH")}
+    trips = [t for t in trips if budget[t.coin] <= span]
+    laid = placements(trips, start, start + span, random.Random(seed))
+    assert sorted(map(id, (p.trip for p in laid))) == sorted(map(id, trips))
+    for coin in ("BTC", "ETH"):
+        mine = sorted((p for p in laid if p.trip.coin == coin), key=lambda p: p.at)
+        for a, b in itertools.pairwise(mine):
+            assert a.at + a.trip.duration_ms <= b.at  # one trip at a time on a coin
+        for p in mine:
+            assert start <= p.at and p.at + p.trip.duration_ms <= start + span
+    assert laid == placements(trips, start, start + span, random.Random(seed))
+
+
+def test_placements_are_uniform_over_the_free_time() -> None:
+    """One trip of 9m45s in an hour (with its 15 s of slack, 10 minutes): its start is
+    uniform over the 50 free minutes."""
+    trip = Trip("BTC", 0, 10 * MIN - SLACK_MS, (Leg(0, 1, True), Leg(9 * MIN, 0, True)), True)
+    rng = random.Random(1)
+    starts = [placements([trip], 0, 60 * MIN, rng)[0].at for _ in range(4000)]
+    assert min(starts) >= 0 and max(starts) <= 50 * MIN
+    tenths = [sum(k * 5 * MIN <= s < (k + 1) * 5 * MIN for s in starts) for k in range(10)]
+    assert all(340 <= n <= 460 for n in tenths), tenths  # 400 each, sd 19
+
+
+def test_timing_freedom_and_how_many_twins() -> None:
+    busy = [Trip("BTC", 0, 57 * MIN, (Leg(0, 1, True),), False)]
+    assert timing_freedom(busy, 0, 60 * MIN) == 5 * E8 // 100
+    assert timing_freedom([], 0, 60 * MIN) == E8
+    few = [Trip("BTC", 0, 1, (Leg(0, 1, True), Leg(1, 0, True)), True)]
+    assert twin_count(100, few) == 100
+    many = [Trip("BTC", 0, 1, tuple(Leg(0, 1, True) for _ in range(LEG_BUDGET // 50)), True)]
+    assert twin_count(100, many) == 50
+    assert twin_count(100, many * 40) == MIN_TWINS and twin_count(10, many * 40) == 10
+    assert twin_names(3, ["twin-002"]) == ["twin-001", "twin-003", "twin-004"]
+
+
+class Trader(Strategy):
+    """Every ``every_s`` seconds while flat: buy 0.005 BTC ($500, under the cap) with an IOC
+    through the ask, then sell it ``hold_s`` later: an IOC through the bid, or (``maker``)
+    a post-only ask, which the climb's prints fill."""
+
+    every_s = 240
+    hold_s = 60
+    maker = False
+
+    def __init__(self) -> None:
+        self.bought_at: int | None = None
+        self.next_at = 0
+
+    def on_book(self, ctx: Context, book: Book) -> None:
+        for o in ctx.account.open_orders:  # a quote unfilled for 15 s: cancel, quote again
+            if ctx.t - o.received > 15 * SEC and not o.cancelling and not ctx.cancel_sent(o.oid):
+                ctx.cancel(oid=o.oid)
+        if book.coin != "BTC" or ctx.orders_on("BTC") or book.best_ask_e8 is None:
+            return
+        pos = ctx.account.position("BTC")
+        bid, ask = book.best_bid_e8 or 0, book.best_ask_e8
+        if not pos and ctx.t >= self.next_at:
+            self.next_at = ctx.t + self.every_s * SEC
+            self.bought_at = ctx.t
+            ctx.order(ctx.asset_of("BTC"), True, ask + 10 * E8, 500_000, False, IOC)
+        elif pos and self.bought_at is not None and ctx.t - self.bought_at >= self.hold_s * SEC:
+            px, tif = (ask, ALO) if self.maker else (bid - 10 * E8, IOC)  # at the touch
+            ctx.order(ctx.asset_of("BTC"), False, px, pos, True, tif)
+
+
+def swinging(minutes: int) -> list[dict[str, Any]]:
+    """BTC wandering $1 at a time around $100,000 (a seeded walk): a book every 5 s ($1
+    either side), a print every second at the ask then the bid, so a post-only order at the
+    touch fills when the price comes through it."""
+    rows: list[dict[str, Any]] = []
+    start = build.T0 - 30_000
+    rng = random.Random(5)
+    level = 100_000
+    for s in range(minutes * 60 + 31):
+        t = start + s * 1000
+        level += rng.choice((-1, 0, 1))
+        px = level * E8
+        if s % 5 == 0:
+            bids = [(fmt(px - (1 + i) * E8), "2.0") for i in range(5)]
+            asks = [(fmt(px + (1 + i) * E8), "2.0") for i in range(5)]
+            rows.append(build.book(t, "BTC", t - 50, bids, asks))
+        buy = s % 2 == 0
+        row = build.trades(t, ("BTC", fmt(px + E8 if buy else px - E8), "0.001", t - 20, s + 1))
+        row["hl"]["data"][0]["side"] = "B" if buy else "A"
+        rows.append(row)
+        if s % 10 == 0:
+            rows.append(build.ctx(t, "BTC", mark=fmt(px), oracle=fmt(px), funding="0.0000125"))
+    return rows
+
+
+def traded(
+    tmp_path: Path, strategy: Strategy, minutes: int = 30, swing: bool = False
+) -> tuple[Any, Any, str]:
+    rows = swinging(minutes) if swing else market_rows(minutes)
+    log = str(write_log(tmp_path / "market.jsonl", rows))
+    season = resolve_season([log], None)
+    bt = Backtest(season, [Entrant("s", strategy, Path("s.py"))], run_log=None)
+    return season, bt.run([log]), log
+
+
+def test_a_twin_on_a_steady_climb_scores_what_the_strategy_scores(tmp_path: Path) -> None:
+    """Every 60-second long on a $1-a-second climb earns the same wherever it is laid: the
+    twins (taker legs, the same sizes and holds) must land within a few dollars of it."""
+    season, result, log = traded(tmp_path, Trader())
+    e = result.entrants[0]
+    end = result.replay.end
+    trips = trips_of(e.stats.fills, COIN, end)
+    assert len(trips) >= 6 and all(t.closed and t.long for t in trips)
+    run = run_twins(season, [log], trips, n=8, seed=3, window=(season.start, end))
+    mine = result.replay.ranking[0]
+    for row, fills, evs in zip(run.rows, run.fills, run.fill_events, strict=True):
+        assert fills == len(e.stats.fills)  # every leg traded, in one fill each
+        twin_trips = trips_of(evs, COIN, end)
+        assert len(twin_trips) == len(trips)
+        held = sorted(t.duration_ms for t in trips)
+        for got, want in zip(sorted(t.duration_ms for t in twin_trips), held, strict=True):
+            assert abs(got - want) <= 5 * SEC  # a book comes every 5 s
+        # the same gain ($0.30 a trip) to within 10 cents a trip of timing and rounding
+        assert abs(row["equity"] - mine["equity"]) <= 100_000 * len(trips)
+    starts = {tuple(p.at for p in plan) for plan in run.plans}
+    assert len(starts) == 8  # each twin its own timing
+
+
+def test_a_makers_twins_make_their_legs_as_a_maker(tmp_path: Path) -> None:
+    """Post-only legs stay post-only: the twins' exits are maker fills (the entries are
+    takers), except a trip's end finished as a taker when its post-only exit did not fill
+    in time."""
+    maker = Trader()
+    maker.maker = True
+    season, result, log = traded(tmp_path, maker, swing=True)
+    e = result.entrants[0]
+    assert e.stats.maker_fills >= 4
+    end = result.replay.end
+    trips = trips_of(e.stats.fills, COIN, end)
+    run = run_twins(season, [log], trips, n=5, seed=1, window=(season.start, end))
+    for book, evs in zip(run.books, run.fill_events, strict=True):
+        sells = [f for f in evs if not f.is_buy]
+        assert all(f.taker for f in evs if f.is_buy)
+        assert sum(not f.taker for f in sells) >= len(sells) - book.finished > 0
+        assert book.finished <= len(trips)
+
+
+def test_the_same_seed_gives_the_same_twins(tmp_path: Path) -> None:
+    season, result, log = traded(tmp_path, Trader(), minutes=20)
+    end = result.replay.end
+    trips = trips_of(result.entrants[0].stats.fills, COIN, end)
+    a = run_twins(season, [log], trips, n=4, seed=9, window=(season.start, end))
+    b = run_twins(season, [log], trips, n=4, seed=9, window=(season.start, end))
+    c = run_twins(season, [log], trips, n=4, seed=10, window=(season.start, end))
+    assert a.rows == b.rows and a.plans == b.plans
+    assert a.plans != c.plans

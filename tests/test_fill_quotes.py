@@ -248,7 +248,7 @@ def test_replay_out_rebuilds_the_report_with_the_same_fills_and_notes(
 
 def test_replay_out_of_a_hosted_log_with_agents_and_no_control(tmp_path: Path) -> None:
     """A log from elsewhere (two agents with key hashes, notes on their orders): the report
-    is rebuilt, and with no control entry the verdict says so."""
+    is rebuilt, and with no control entry the floor says so."""
     rows = market_rows(4)
     t0 = build.T0
     ask = (100_000 + 31) * E8  # the ask of the book at t0 + 1 s (30 s after the start)
@@ -266,11 +266,11 @@ def test_replay_out_of_a_hosted_log_with_agents_and_no_control(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     doc = json.loads((rep / "report.json").read_text(encoding="utf-8"))
     assert [e["entry"] for e in doc["entries"]] == ["alice", "bob"]
-    assert doc["verdict"]["verdict"] == "no_control"
-    assert (
-        doc["verdict"]["text"]
-        == "no control_random entry in the log: no verdict against the control"
-    )
+    floor = doc["verdict"]["floor"]
+    assert floor["answer"] == "no_control"
+    assert floor["text"] == "no control_random entry in the log: no floor to compare with"
+    # alice buys at the start and holds to the end: her twins have nowhere else to be
+    assert doc["verdict"]["skill"]["answer"] == "no_freedom"
     fills = read_jsonl(rep / "fills.jsonl")
     assert {f["entry"]: f["note"] for f in fills} == {"alice": "alice's reason", "bob": None}
     assert {r["entry"]: r["note"] for r in read_csv(rep / "fills.csv")} == {

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena_tui.report.charts import PLOT_W, WIDTH, terminal_chart
@@ -557,6 +557,7 @@ def rows_of(text: str, name: str) -> list[str]:
     ]
 
 
+@settings(deadline=None)  # a slow first call under load is no failure of the layout
 @given(width=st.integers(62, 240))
 def test_the_table_fits_any_width_and_keeps_names_and_reasons(width: int) -> None:
     """From 62 columns (rank, a 32-character name, an exact S of 12, eligible, the gaps)
@@ -590,6 +591,7 @@ def test_the_table_unlimited_shows_every_column_and_the_run_log_in_full() -> Non
     assert "not shown" not in text
 
 
+@settings(deadline=None)
 @given(width=st.integers(60, 240))
 def test_verdict_and_chart_fit_any_width(width: int) -> None:
     vd = three_verdict()
@@ -712,6 +714,24 @@ def test_report_json_keeps_integers_beside_every_float(tmp_path: Path) -> None:
     assert (money["answer"] == "loses_money") == (hi < 0)
     floor = v["floor"]
     assert floor["answer"] == "is_control"  # the control judged is the control
+
+
+def test_doing_nothing_is_no_trades_to_judge_through_the_command(
+    idle_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """``class Idle(Strategy): pass`` beside the baselines (whose control loses to fees in
+    every block): no answer but "no trades to judge", in report.json and on the terminal."""
+    out, doc = idle_run
+    v = doc["verdict"]
+    assert (v["verdict"], v["text"]) == ("no_trades", "no trades to judge")
+    assert {q: v[q]["answer"] for q in ("ranked", "money", "skill", "floor")} == dict.fromkeys(
+        ("ranked", "money", "skill", "floor"), "no_trades"
+    )
+    assert "twin_scores" not in v["skill"]  # no twins were traded for it
+    shown = cli("runs", "show", str(out))
+    assert shown.returncode == 0, shown.stderr
+    assert "no trades to judge" in shown.stdout
+    assert not any(w in shown.stdout for w in ("better than", "skill?", "makes money"))
 
 
 def test_report_json_says_why_an_entry_is_not_eligible(

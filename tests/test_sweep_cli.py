@@ -1,8 +1,10 @@
 """``arena sweep`` end to end through the CLI, on four synthetic one-hour days.
 
-A grid sweep prints the ranked table, the held-out verdict, the reality check and the
-plot, writes sweep.json and plot.svg, and its rerun line reproduces the chosen trial with
-``arena backtest --param``; ``show`` prints it again; a sweep killed (-9) after two jobs
+A grid sweep prints the ranked table, the chosen variant's three held-out answers (the
+same words in the table and the held-out lines), the luck of trying them all (SPA, StepM,
+the model confidence set, PBO) and the plot, writes sweep.json and plot.svg, and its rerun
+line reproduces the chosen trial with ``arena backtest --param``; a variant that never
+trades is never chosen; ``show`` prints it again; a sweep killed (-9) after two jobs
 resumes without running a finished job again and ends with the same table; walk-forward
 folds judge each test stretch with a search over earlier days only; bad input is one line.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from arena_tui.report.verdict_text import SHORT
 from arena_tui.sweep.plot import bar, groups
 from arena_tui.sweep.progress import Line, Progress
 from tests.clirun import ROOT, arena, one_error_line
@@ -79,9 +82,11 @@ def test_grid_sweep_prints_the_table_verdicts_and_plot(swept: tuple[Path, str], 
         "window_ms",
         "min_rise_e8",
         "train S",
-        "held-out S",
-        "verdict",
         "fills",
+        "ranked?",
+        "beats 0",
+        "held-out S",
+        "held-out skill",
         "rejections",
     ):
         assert col in head
@@ -90,21 +95,33 @@ def test_grid_sweep_prints_the_table_verdicts_and_plot(swept: tuple[Path, str], 
     assert [r.split()[0] for r in rows] == ["1", "2", "3", "4"]
     assert table[-1].split()[0] == "control_random"
     assert any(line.startswith("held out: ") for line in lines)
-    assert any(line.startswith("luck: ") and "White's reality check" in line for line in lines)
+    assert any(line.startswith("objective: mean training S among the variants") for line in lines)
+    (luck,) = [line for line in lines if line.startswith("luck over the ")]
+    assert "Hansen's SPA p " in luck and "model confidence set" in luck
     assert "score against each parameter" in text and "\nwindow_ms\n" in text
 
     doc = json.loads((out / "sweep.json").read_text())
     fold = doc["folds"][0]
     assert fold["holdout_days"] == [str(days / "b.jsonl.gz")]  # the last by time, not name
     assert fold["train_days"] == [str(days / f"{n}.jsonl.gz") for n in "dac"]  # Dec 1, 2, 3
-    scores = [v["score"] for v in fold["variants"]]
+    chosen_first = [v for v in fold["variants"] if v["excluded"] is None]
+    scores = [v["score"] for v in chosen_first]
     assert scores == sorted(scores, reverse=True)
     for v in fold["variants"]:
         assert v["score"] == int(sum(v["day_scores"]) / 3)  # the mean over the training days
     assert doc["chosen"]["name"] == fold["variants"][0]["name"]
-    assert doc["verdict"]["verdict"] in {"better", "worse", "indistinguishable"}
-    assert doc["verdict"]["paired_blocks"] == 6  # one held-out hour in 10-minute blocks
-    assert 0 < doc["reality_check"]["p_value"] <= 1 and doc["reality_check"]["variants"] == 4
+    v = doc["verdict"]
+    assert v["skill"]["answer"] in {"skill", "luck", "worse_than_twins", "unmatched"}
+    assert v["skill"]["twins"] == 100
+    assert v["money"]["blocks"] == 6  # one held-out hour in 10-minute blocks
+    assert v["floor"]["paired_blocks"] == 6
+    luck_doc = doc["luck"]
+    assert 0 < luck_doc["spa"]["p_value"] <= 1 and luck_doc["variants"] == len(chosen_first)
+    # one answer per question: the table's row says what the held-out lines say
+    (row,) = [r for r in rows if r.split()[1] == doc["chosen"]["name"]]
+    assert SHORT["skill"][v["skill"]["answer"]] in row
+    (said,) = [line for line in lines if line.lstrip().startswith("skill? ")]
+    assert " ".join(said.split()[1:]) == " ".join(v["skill"]["text"].split())
 
     svg = ET.parse(out / "plot.svg").getroot()
     circles = svg.findall(".//{http://www.w3.org/2000/svg}circle")
@@ -140,13 +157,13 @@ def test_resume_after_kill_runs_nothing_finished_again(
     assert "not finished" in one_error_line(arena("sweep", "show", str(out)))
     resumed = arena("sweep", "--resume", str(out), env=WIDE)
     assert resumed.returncode == 0, resumed.stderr
-    assert "arena: 2 jobs run now, 2 found in the store" in resumed.stderr
+    assert "arena: 3 jobs run now, 2 found in the store" in resumed.stderr
     with sqlite3.connect(out / "sweep.sqlite") as db:  # each (split, day) job once
         jobs = db.execute("SELECT split, day FROM jobs").fetchall()
-    assert len(jobs) == len(set(jobs)) == 4
+    assert len(jobs) == len(set(jobs)) == 5  # 3 training days, the held-out day, its twins
     assert body(resumed.stdout) == body(swept[1])
     again = arena("sweep", "--resume", str(out), env=WIDE)  # finished: runs nothing, same table
-    assert "arena: 0 jobs run now, 4 found in the store" in again.stderr
+    assert "arena: 0 jobs run now, 5 found in the store" in again.stderr
     assert body(again.stdout) == body(swept[1])
 
 
@@ -177,7 +194,7 @@ def test_tpe_resumed_after_kill_asks_and_ends_the_same(days: Path, tmp_path: Pat
     killed = arena("sweep", *args, "--out", str(tmp_path / "cut"), env=env)
     assert killed.returncode == -signal.SIGKILL
     resumed = arena("sweep", "--resume", str(tmp_path / "cut"), "--json")
-    assert "arena: 5 jobs run now, 5 found in the store" in resumed.stderr
+    assert "arena: 6 jobs run now, 5 found in the store" in resumed.stderr  # + the twins
     a, b = json.loads(whole.stdout), json.loads(resumed.stdout)
     assert len(a["folds"][0]["variants"]) == 10
     assert a["folds"] == b["folds"] and a["verdict"] == b["verdict"]
@@ -221,7 +238,8 @@ def test_folds_and_random_search(days: Path, tmp_path: Path) -> None:
     assert [len(f["holdout_days"]) for f in folds] == [1, 1]
     assert folds[0]["holdout_days"] == [folds[1]["train_days"][-1]]
     assert all(len(f["variants"]) == 3 for f in folds)
-    assert doc["verdict"]["paired_blocks"] == 12  # both folds' held-out blocks, pooled
+    assert doc["verdict"]["money"]["blocks"] == 12  # both folds' held-out blocks, pooled
+    assert doc["verdict"]["skill"]["twins"] == 100  # each twin's mean over both held-out days
     second = arena("sweep", *args, "--workers", "1", "--out", str(tmp_path / "b"))
     other = json.loads(second.stdout)
     assert [v["name"] for v in other["folds"][0]["variants"]] == [
@@ -314,3 +332,54 @@ def running(psutil: Any, pid: int) -> bool:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
+
+
+TINY = '''from arena_tui.strategy import IOC, Context
+from engine.units import E8, lots_down, tdiv
+from strategies.momentum import Momentum
+
+
+class Tiny(Momentum):
+    """Momentum sized in dollars: notional_usd under $10 is refused OrderTooSmall."""
+
+    notional_usd: int = 200
+
+    def enter(self, ctx: Context, coin: str) -> None:
+        book = ctx.market(coin).book
+        if book is None or book.best_ask_e8 is None:
+            return
+        ask = book.best_ask_e8
+        px = ctx.grid_e8(coin, ask + tdiv(ask * self.slippage_e8, E8), True)
+        sz = lots_down(self.notional_usd * 10**16 // px, ctx.market(coin).lot_e8)
+        if sz:
+            ctx.order(ctx.asset_of(coin), True, px, sz, False, IOC)
+'''
+
+
+def test_a_variant_that_never_trades_is_never_chosen(days: Path, tmp_path: Path) -> None:
+    """Every order of notional_usd=5 is refused (OrderTooSmall): 0 fills, S exactly 0, which
+    beats every variant that trades and pays fees. It is listed, marked and not chosen; with
+    only such variants nothing is chosen and the held-out answer is "no trades to judge"."""
+    tiny = tmp_path / "tiny.py"
+    tiny.write_text(TINY)
+    args = [str(tiny), str(days), "--param", "notional_usd=5,200", "--holdout", "50%"]
+    done = arena("sweep", *args, "--epoch", "10m", "--workers", "1", "--out",
+                 str(tmp_path / "s"), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    first, second = doc["folds"][0]["variants"]
+    assert (first["params"]["notional_usd"], first["rank"], first["excluded"]) == (200, 1, None)
+    assert (second["fills"], second["score"], second["rank"]) == (0, 0, None)
+    assert second["excluded"] == "no fills" and second["score"] > first["score"]
+    assert doc["chosen"]["params"]["notional_usd"] == 200
+    assert doc["verdict"]["skill"]["answer"] != "no_trades"
+    table = arena("sweep", "show", str(tmp_path / "s"), env=WIDE).stdout
+    (row,) = [line for line in table.splitlines() if "tiny-noti5" in line]
+    assert row.split()[0] == "-" and row.endswith("no fills")
+    alone = arena("sweep", str(tiny), str(days), "--param", "notional_usd=1,5", "--holdout",
+                  "50%", "--epoch", "10m", "--workers", "1", "--out", str(tmp_path / "t"),
+                  env=WIDE)  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    assert "held out: no trades to judge: no variant had the training fills" in alone.stdout
+    assert "rerun the chosen variant" not in alone.stdout
+    assert "skill? " not in alone.stdout

@@ -30,11 +30,12 @@ from arena_tui.sweep.config import (
     saved_config,
     sweep_dir,
 )
-from arena_tui.sweep.driver import Missing, Runner, run_sweep, sweep_doc
+from arena_tui.sweep.driver import Missing, Runner, run_sweep
 from arena_tui.sweep.execute import executor
 from arena_tui.sweep.output import render
 from arena_tui.sweep.plot import svg
 from arena_tui.sweep.progress import Line, Progress, expected_jobs
+from arena_tui.sweep.result import sweep_doc
 from arena_tui.sweep.space import make_search
 from arena_tui.sweep.store import STORE_FILE, SweepStore
 from arena_tui.util.human import duration, plural

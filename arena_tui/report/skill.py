@@ -14,15 +14,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena_tui.run.parts import BacktestResult, Status
-from arena_tui.run.twins import run_twins, timing_freedom, trips_of
-
-if TYPE_CHECKING:
-    from arena_tui.report.verdict import Judging
+from arena_tui.run.twins import TWINS, run_twins, timing_freedom, trips_of
 
 ALPHA_PCT = 5
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a run is judged: its block length (None: chosen for the run), the seed of the
+    bootstraps and the twins, how many twins (0: none), and the logs they trade on (empty:
+    none can be made, and ``no_twins`` says why)."""
+
+    epoch: str | None = None
+    seed: int = 0
+    twins: int = TWINS
+    sources: tuple[str, ...] = ()
+    latency_ms: int = 0
+    no_twins: str = "the run's market data is not at hand"
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,8 @@ def skill_doc(
     }
     if twins.freedom_e8 < MIN_FREEDOM_E8:
         return doc | {"answer": "no_freedom"}
+    if ties == n:  # every twin scored exactly what it did: timing made no difference
+        return doc | {"answer": "no_spread"}
     m = doc["match"]
     if not (matched(fills, m["twin_fills_median"]) and matched(fees, m["twin_fees_median"])):
         return doc | {"answer": "unmatched"}

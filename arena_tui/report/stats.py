@@ -12,8 +12,10 @@ report speaks of integers and answers, never of arch's objects.
   and White's 2009 correction), kept between 1 and a quarter of the series. The interval is
   Hesterberg's *expanded percentile* interval: the resampled means read at
   ``Phi(sqrt(n / (n - 1)) * t_{n-1}(2.5%))`` instead of 2.5%, which widens a plain
-  percentile interval toward the Student-t interval's width when there are few blocks (a
-  plain one is too narrow there: docs/verdict.md has the coverage measured).
+  percentile interval toward the Student-t interval's width when there are few blocks, and
+  it is never narrower than Student's t interval itself (the bootstrap keeps the blocks'
+  dependence, which t does not; t keeps the width few blocks need, which a bootstrap does
+  not: docs/verdict.md has the coverage measured).
 - ``spa``: Hansen's (2005) test for superior predictive ability, arch's ``SPA``, on the
   stationary bootstrap: is the best of K variants better than a benchmark by more than
   trying K gives by luck? (White's reality check is its upper p-value.)
@@ -141,7 +143,23 @@ def mean_interval(values: Sequence[int], seed: int, resamples: int = RESAMPLES) 
     bs = _arch().StationaryBootstrap(b, x, seed=seed)
     means = bs.apply(np.mean, resamples)[:, 0]
     low, high = np.quantile(means, [tail, 1 - tail], method="inverted_cdf")
-    return MeanInterval(n, mean_e8, mean, float(low), float(high), b, resamples, seed, tail)
+    # never narrower than Student's t interval: with few blocks the bootstrap's spread of
+    # means is too small (docs/verdict.md has the coverage measured)
+    t_half = t_half_width(x)
+    low, high = min(float(low), mean - t_half), max(float(high), mean + t_half)
+    return MeanInterval(n, mean_e8, mean, low, high, b, resamples, seed, tail)
+
+
+def t_half_width(x: Any) -> float:
+    """Half the width of Student's t 95% interval of the mean of ``x`` (n >= 2)."""
+    import numpy as np
+    from scipy import stats as st
+
+    n = len(x)
+    if n < 2:
+        return 0.0
+    se = float(np.std(x, ddof=1)) / math.sqrt(n)
+    return float(st.t.ppf(1 - (100 - CONFIDENCE_PCT) / 200, n - 1)) * se
 
 
 @dataclass(frozen=True)
@@ -168,7 +186,13 @@ def spa(
 
     bench = np.asarray(benchmark, dtype=np.float64)
     models = np.asarray(variants, dtype=np.float64).T  # blocks x K
-    b = block_length([float(v) for v in (models - bench[:, None]).mean(axis=1)])
+    means = models.mean(axis=0)
+    best = int(np.argmax(means))
+    diffs = models - bench[:, None]
+    if float(np.ptp(diffs, axis=0).max()) == 0.0:  # every lead the same in every block
+        p_const = 0.0 if float(diffs[0].max()) > 0 else 1.0
+        return SpaResult(p_const, p_const, p_const, best, 1.0, 0, seed)
+    b = block_length([float(v) for v in diffs.mean(axis=1)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         test = _arch().SPA(
@@ -176,8 +200,6 @@ def spa(
         )  # arch speaks of losses: lower is better
         test.compute()
     p = test.pvalues
-    means = models.mean(axis=0)
-    best = int(np.argmax(means))
     return SpaResult(
         float(p["consistent"]), float(p["lower"]), float(p["upper"]), best, b, resamples, seed
     )
@@ -194,14 +216,21 @@ def stepm(
 
     bench = np.asarray(benchmark, dtype=np.float64)
     models = np.asarray(variants, dtype=np.float64).T
-    b = block_length([float(v) for v in (models - bench[:, None]).mean(axis=1)])
+    diffs = models - bench[:, None]
+    const = np.ptp(diffs, axis=0) == 0  # a lead the same in every block: no test needed
+    sure = [int(k) for k in np.flatnonzero(const) if diffs[0, k] > 0]
+    rest = np.flatnonzero(~const)
+    if len(rest) == 0:
+        return sure
+    b = block_length([float(v) for v in diffs[:, rest].mean(axis=1)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         test = _arch().StepM(
-            -bench, -models, size=ALPHA, block_size=max(1, round(b)), reps=resamples, seed=seed
-        )
+            -bench, -models[:, rest], size=ALPHA, block_size=max(1, round(b)),
+            reps=resamples, seed=seed,
+        )  # fmt: skip
         test.compute()
-    return sorted(int(i) for i in test.superior_models)
+    return sorted(sure + [int(rest[int(str(i))]) for i in test.superior_models])
 
 
 def mcs(variants: Sequence[Sequence[int]], seed: int, resamples: int = TEST_RESAMPLES) -> list[int]:
@@ -209,8 +238,8 @@ def mcs(variants: Sequence[Sequence[int]], seed: int, resamples: int = TEST_RESA
     import numpy as np
 
     models = np.asarray(variants, dtype=np.float64).T  # blocks x K
-    if models.shape[1] == 1:
-        return [0]
+    if models.shape[1] == 1 or float(np.ptp(models - models[:, :1], axis=0).max()) == 0.0:
+        return list(range(models.shape[1]))  # one variant, or all the same in every block
     b = block_length([float(v) for v in models.mean(axis=1)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -218,4 +247,4 @@ def mcs(variants: Sequence[Sequence[int]], seed: int, resamples: int = TEST_RESA
             -models, size=ALPHA, reps=resamples, block_size=max(1, round(b)), seed=seed
         )
         test.compute()
-    return sorted(int(i) for i in test.included)
+    return sorted(int(str(i)) for i in test.included)

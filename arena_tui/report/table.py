@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_tui.report.blocks_text import utc
 from arena_tui.report.eligibility import eligible_text
 from arena_tui.report.layout import wrap
-from arena_tui.report.verdict_text import utc, verdict_lines
+from arena_tui.report.verdict_text import verdict_lines
 from arena_tui.util.human import pct as pct
 from arena_tui.util.human import ratio_pct
 from arena_tui.util.human import usd as usd

@@ -35,11 +35,10 @@ from typing import Any
 
 from arena_tui.report import stats
 from arena_tui.report.eligibility import pace_doc
-from arena_tui.report.skill import ALPHA_PCT, Twins, measure_twins, skill_doc
+from arena_tui.report.skill import ALPHA_PCT, Judging, Twins, measure_twins, skill_doc
 from arena_tui.report.verdict_text import fill_texts
 from arena_tui.run.parts import BacktestError, BacktestResult
 from arena_tui.run.stats import MarkRow
-from arena_tui.run.twins import TWINS
 from arena_tui.util.human import plural
 from engine import Rules
 from engine.units import E8, tdiv
@@ -272,20 +271,6 @@ def _floor(
         row["diff"] = mine[s].score - theirs[s].score if s in mine and s in theirs else None
     diffs = [mine[s].score - theirs[s].score for s in paired]
     return paired_verdict(diffs, seed) | {"diffs": diffs}
-
-
-@dataclass(frozen=True)
-class Judging:
-    """How a run is judged: its block length (None: chosen for the run), the seed of the
-    bootstraps and the twins, how many twins (0: none), and the logs they trade on (empty:
-    none can be made, and ``no_twins`` says why)."""
-
-    epoch: str | None = None
-    seed: int = 0
-    twins: int = TWINS
-    sources: tuple[str, ...] = ()
-    latency_ms: int = 0
-    no_twins: str = "the run's market data is not at hand"
 
 
 def judged(result: BacktestResult) -> Judged | None:

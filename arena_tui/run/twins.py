@@ -14,14 +14,9 @@ the strategy did (docs/verdict.md):
   fees, as often as the strategy did; only when differs.
 - ``run_twins`` trades every twin as an entry of one engine pass over the same logs (fills
   never deplete the book, a Season 0 rule: entries cannot move each other's results, so
-  the strategy's own pass need not be repeated). A ``Desk`` sends each leg when it falls
-  due, through each twin's own :class:`Context` as a strategy would: a taker leg as an IOC
-  through the touch, a maker leg as a post-only order at the touch of its side, posted
-  again at the touch while short of its position (it crossed, or sat off the touch for
-  ``REPEG_MS``) until the trip's next leg; a trip's last leg, when it is a maker's and
-  has not filled within ``MAKER_PATIENCE_MS``, is finished with an IOC so the holding
-  time stays the strategy's. Orders are sized to the leg's position and trimmed to the
-  cap's headroom.
+  the strategy's own pass need not be repeated). The desk (``run.desk``) sends each leg
+  when it falls due, as the strategy sent it: taker or maker, the same size, the same
+  hold.
 
 The twins' own seeded generators (``random.Random(f"{seed}:twin:{i}")``) decide everything,
 so the same run and seed give the same twins, and a twin's score is a season score like the
@@ -32,7 +27,6 @@ May import: ``run`` (the runner, the strategy API), ``engine``, ``util``.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import random
 from collections.abc import Sequence
@@ -41,14 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.run.backtest import Backtest
-from arena_tui.run.market import ALO, IOC
+from arena_tui.run.desk import Desk, TwinBook
 from arena_tui.run.parts import BacktestResult, Entrant, Status
-from arena_tui.run.strategy import Context, Strategy
+from arena_tui.run.strategy import Strategy
 from arena_tui.run.trips import Leg, Placed, Trip, placements, timing_freedom, trips_of
-from engine import Line, Season
+from engine import Season
 from engine import events as ev
-from engine.inputs import Book as BookMsg
-from engine.units import E8, lots_down, notional, tdiv
 
 TWINS = 100  # twins a run gets unless told otherwise
 # A strategy with many legs (a maker's thousands of fills) costs an order and a cancel a leg
@@ -56,241 +48,10 @@ TWINS = 100  # twins a run gets unless told otherwise
 # its p-value can still reach 1/40)
 LEG_BUDGET = 60_000
 MIN_TWINS = 39
-SLIP_E8 = 500_000  # a taker leg's limit: this far through the touch (0.5%), e8
-MAKER_PATIENCE_MS = 60_000  # a maker's last leg unfilled this long: finished as a taker
-REPEG_MS = 20_000  # a maker leg resting off the touch this long is posted again at it
-RETRY_MS = 1_000  # no book to price a leg on yet: try again this much later
-RETRIES = 30
-CHECK_MS = 5_000  # after a trip's first or last leg: filled yet? else as a taker
-CHECKS = 6  # checks of one leg before it is given up
 
 
 class Twin(Strategy):
     """A twin's entry: it has no hooks; the :class:`Desk` trades it."""
-
-
-@dataclass
-class TwinBook:
-    """What one twin did, for the report: legs sent, and those it could not send."""
-
-    name: str
-    trips: int = 0
-    legs: int = 0
-    skipped: int = 0  # no book, under the minimum order value, or no headroom
-    trimmed: int = 0  # sized down to the cap's headroom
-    finished: int = 0  # a trip's end finished as a taker
-
-
-# a leg falling due: (time, sequence, twin, coin, trip number on the coin, leg index, END
-# or ENTRY, tries so far); plain tuples keep the heap cheap
-_Due = tuple[int, int, int, str, int, int, int]
-END = -1  # the trip's end check
-ENTRY = -2  # the first leg's fill check
-
-
-class Desk:
-    """Sends every twin's legs when they fall due (``Backtest.observers``)."""
-
-    def __init__(self, bt: Backtest, plans: Sequence[Sequence[Placed]]) -> None:
-        self.bt = bt
-        self.rules = bt.season.rules
-        self.ctxs: list[Context] = []
-        for e in bt.entrants:
-            assert e.ctx is not None
-            self.ctxs.append(e.ctx)
-        self.books = [
-            TwinBook(e.name, trips=len(plan)) for e, plan in zip(bt.entrants, plans, strict=True)
-        ]
-        self.trips: list[list[Placed]] = [list(plan) for plan in plans]
-        self.current: list[dict[str, int]] = [{} for _ in plans]  # coin -> trip index now
-        self._seq = itertools.count()
-        self.due: list[_Due] = []
-        # coin -> {twin: (trip, leg)}: maker legs being worked at the touch until filled
-        self.working: dict[str, dict[int, tuple[int, int]]] = {}
-        # twin -> {coin: trip}: trips whose first leg is sent and has not filled yet (the
-        # rest of the trip is timed from that fill, so a wait to fill does not shorten it)
-        self.entering: list[dict[str, int]] = [{} for _ in plans]
-        self.index = {e.name: i for i, e in enumerate(bt.entrants)}
-        for i, plan in enumerate(plans):
-            for k, p in enumerate(plan):
-                self._push(p.at, i, p.trip.coin, k, 0)
-
-    def _push(self, t: int, twin: int, coin: str, trip: int, leg: int, tries: int = 0) -> None:
-        heapq.heappush(self.due, (t, next(self._seq), twin, coin, trip, leg, tries))
-
-    def observe(self, line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
-        due = self.due
-        t = line.t
-        while due and due[0][0] <= t and self.bt.live:
-            self._act(heapq.heappop(due), t)
-        if out:
-            for e in out:
-                if type(e) is ev.Fill:
-                    self._filled(e)
-        hl = line.hl
-        if type(hl) is BookMsg and self.working and self.bt.live:
-            working = self.working.get(hl.data.coin)
-            if working:
-                for twin, (k, leg_i) in list(working.items()):
-                    self._work(twin, hl.data.coin, k, leg_i, t)
-
-    def _work(self, twin: int, coin: str, k: int, leg_i: int, t: int) -> None:
-        """A maker leg on a new book: still short of its position and nothing resting (its
-        post-only order crossed, or was cancelled): post again at the touch; resting off
-        the touch for ``REPEG_MS``: cancel it (the next book posts it again)."""
-        ctx = self.ctxs[twin]
-        target = self.trips[twin][k].trip.legs[leg_i].target_e8
-        if self.current[twin].get(coin) != k or ctx.account.position(coin) == target:
-            del self.working[coin][twin]
-            return
-        ctx.t = t
-        resting = [o for o in ctx.account.open_orders if o.coin == coin]
-        if not resting and not ctx.orders_on(coin):
-            self._send(twin, coin, ctx, target, taker=False)
-            return
-        book = ctx.market(coin).book
-        for o in resting:
-            if o.cancelling or ctx.cancel_sent(o.oid) or t - o.received < REPEG_MS:
-                continue
-            touch = None if book is None else book.best_bid_e8 if o.is_buy else book.best_ask_e8
-            if touch is not None and o.limit_px_e8 != touch:
-                ctx.cancel(oid=o.oid)
-
-    def _filled(self, f: ev.Fill) -> None:
-        """A twin's fill: the first of a trip being entered lays out the rest of it."""
-        twin = self.index.get(f.entry)
-        if twin is None:
-            return
-        coin = self.ctxs[twin].coin_of(f.asset)
-        k = self.entering[twin].pop(coin, None)
-        if k is None or self.current[twin].get(coin) != k:
-            return
-        self._started(twin, coin, k, f.t)
-
-    def _started(self, twin: int, coin: str, k: int, t: int) -> None:
-        """A trip entered at ``t``: its other legs are laid from then."""
-        trip = self.trips[twin][k].trip
-        if len(trip.legs) > 1:
-            self._push(t + trip.legs[1].offset_ms, twin, coin, k, 1)
-        elif not trip.closed:  # open at the run's end: held as long, then closed
-            self._push(t + trip.duration_ms, twin, coin, k, END)
-
-    def _act(self, d: _Due, t: int) -> None:
-        _, _, twin, coin, k, leg_i, tries = d
-        ctx = self.ctxs[twin]
-        ctx.t = t
-        placed = self.trips[twin][k]
-        trip = placed.trip
-        book = self.books[twin]
-        if leg_i == 0:
-            self.current[twin][coin] = k
-        if self.current[twin].get(coin) != k:
-            return  # a later trip of this coin has begun: this one is over
-        if leg_i in (ENTRY, END) and tries < CHECKS and self._in_flight(ctx, coin, trip, leg_i):
-            self._push(t + CHECK_MS, twin, coin, k, leg_i, tries + 1)  # an IOC still on its way
-            return
-        if leg_i == ENTRY:  # the first leg unfilled for so long: enter as a taker
-            if self.entering[twin].get(coin) == k and tries < CHECKS:
-                book.finished += 1
-                self.working.get(coin, {}).pop(twin, None)
-                self._cancel_coin(ctx, coin)
-                self._send(twin, coin, ctx, trip.legs[0].target_e8, taker=True)
-                self._push(t + CHECK_MS, twin, coin, k, ENTRY, tries + 1)
-            elif self.entering[twin].pop(coin, None) is not None:
-                book.skipped += 1  # never entered: the trip is given up
-            return
-        if leg_i == END:  # the end check: flat, else finish as a taker
-            self.working.get(coin, {}).pop(twin, None)
-            if ctx.account.position(coin) != 0 and tries < CHECKS:
-                book.finished += 1
-                self._cancel_coin(ctx, coin)
-                self._send(twin, coin, ctx, 0, taker=True)
-                self._push(t + CHECK_MS, twin, coin, k, END, tries + 1)
-            return
-        leg = trip.legs[leg_i]
-        if tries == 0:
-            book.legs += 1
-        self._cancel_coin(ctx, coin)
-        working = self.working.setdefault(coin, {})
-        if leg.taker:
-            working.pop(twin, None)
-        else:
-            working[twin] = (k, leg_i)
-        if not self._send(twin, coin, ctx, leg.target_e8, taker=leg.taker):
-            if tries < RETRIES:
-                self._push(t + RETRY_MS, twin, coin, k, leg_i, tries + 1)
-            else:
-                book.skipped += 1
-        if tries:
-            return
-        if leg_i == 0 and ctx.account.position(coin) == leg.target_e8 and not ctx.in_flight:
-            self._started(twin, coin, k, t)  # already there (what a late trip left): go on
-            return
-        if leg_i == 0:  # the rest waits for the first fill (``_filled``)
-            self.entering[twin][coin] = k
-            self._push(t + (CHECK_MS if leg.taker else MAKER_PATIENCE_MS), twin, coin, k, ENTRY)
-            return
-        if leg_i + 1 < len(trip.legs):
-            nxt = trip.legs[leg_i + 1].offset_ms - leg.offset_ms
-            self._push(t + nxt, twin, coin, k, leg_i + 1)
-        elif trip.closed:
-            self._push(t + (CHECK_MS if leg.taker else MAKER_PATIENCE_MS), twin, coin, k, END)
-        else:  # open at the run's end: the twin holds it as long, then closes it
-            self._push(t + trip.duration_ms - leg.offset_ms, twin, coin, k, END)
-
-    @staticmethod
-    def _in_flight(ctx: Context, coin: str, trip: Trip, leg_i: int) -> bool:
-        """A taker leg's order still sent or open (an IOC lives until the book after its
-        activation delay): what a check must wait for before calling the leg unfilled."""
-        leg = trip.legs[0 if leg_i == ENTRY else -1]
-        return leg.taker and ctx.orders_on(coin) > 0
-
-    def _cancel_coin(self, ctx: Context, coin: str) -> None:
-        for o in ctx.account.open_orders:
-            if o.coin == coin and not o.cancelling and not ctx.cancel_sent(o.oid):
-                ctx.cancel(oid=o.oid)
-
-    def _send(self, twin: int, coin: str, ctx: Context, target: int, *, taker: bool) -> bool:
-        """One order moving the twin's position toward ``target``; False: none could be
-        priced yet (no book, or no touch on the side it needs)."""
-        pos = ctx.account.position(coin)
-        delta = target - pos
-        if delta == 0:
-            return True
-        market = ctx.market(coin)
-        book = market.book
-        if book is None:
-            return False
-        is_buy = delta > 0
-        reduce_only = (pos > 0 and is_buy is False and target >= 0) or (
-            pos < 0 and is_buy and target <= 0
-        )
-        if taker:
-            touch = book.best_ask_e8 if is_buy else book.best_bid_e8
-            if touch is None:
-                return False
-            slip = tdiv(touch * SLIP_E8, E8)
-            px = ctx.grid_e8(coin, touch + slip if is_buy else touch - slip, is_buy)
-            tif = IOC
-        else:
-            touch = book.best_bid_e8 if is_buy else book.best_ask_e8
-            if touch is None:
-                return False
-            px, tif = touch, ALO
-        sz = lots_down(abs(delta), market.lot_e8)
-        if not reduce_only:
-            price = max(px, market.mark_e8 or px)
-            room = lots_down(tdiv(ctx.headroom_e6 * 10**10, price), market.lot_e8)
-            if room < sz:
-                self.books[twin].trimmed += 1
-                sz = room
-            if notional(px, sz) < self.rules.min_order_value:
-                self.books[twin].skipped += 1
-                return True  # too small to send: the leg is given up, not retried
-        if sz <= 0:
-            return True
-        ctx.order(ctx.asset_of(coin), is_buy, px, sz, reduce_only, tif)
-        return True
 
 
 @dataclass(frozen=True)

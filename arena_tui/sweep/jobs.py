@@ -39,7 +39,6 @@ from arena_tui.run.params import ParamValue
 from arena_tui.run.parts import Entrant
 from arena_tui.run.quotes import contract_fill
 from arena_tui.run.stats import MarkRow, exit_value
-from arena_tui.run.twins import run_twins, timing_freedom, trips_of
 from arena_tui.season.file import resolve_season
 from arena_tui.sweep import SweepError
 from arena_tui.util.errors import ArenaError
@@ -165,7 +164,7 @@ def marks_digest(marks: Iterable[MarkRow]) -> str:
     return sha.hexdigest()
 
 
-def _loaded(path: Path, name: str, params: Mapping[str, ParamValue]) -> Entrant:
+def variant_entrant(path: Path, name: str, params: Mapping[str, ParamValue]) -> Entrant:
     """The entrant of one variant: the strategy loaded with its parameters set before its
     ``__init__`` (``load_strategy``), as ``arena backtest --param`` loads it. Each
     variant imports the file anew: module-level state is not shared between variants,
@@ -174,7 +173,7 @@ def _loaded(path: Path, name: str, params: Mapping[str, ParamValue]) -> Entrant:
     return Entrant(name, strategy, path.resolve(), params=dict(params))
 
 
-def _season(job: Job) -> Season:
+def job_season(job: Job) -> Season:
     if job.season_toml is None:
         return resolve_season([job.day.path], None)
     # through a file, so the day's header is checked against it as arena backtest does
@@ -195,9 +194,9 @@ def entrants(job: Job) -> list[Entrant]:
     if job.control and CONTROL in names:
         raise SweepError(f"a variant is named {CONTROL}, as the control is: name it otherwise")
     path = Path(job.strategy)
-    out = [_loaded(path, v.name, v.params) for v in job.variants]
+    out = [variant_entrant(path, v.name, v.params) for v in job.variants]
     if job.control:
-        out.append(_loaded(baseline_path(CONTROL), CONTROL, {}))
+        out.append(variant_entrant(baseline_path(CONTROL), CONTROL, {}))
     return out
 
 
@@ -211,7 +210,7 @@ def run_job(job: Job) -> DayResult:
     try:
         block_ms = parse_epoch(job.epoch)
         check_day(job.day)
-        season = _season(job)
+        season = job_season(job)
         bt = Backtest(
             season,
             entrants(job),
@@ -255,86 +254,4 @@ def run_job(job: Job) -> DayResult:
                 fees=stats.venue_fees + stats.exec_fees,
             )
         )
-    return DayResult(job.day, out, time.perf_counter() - began, result.inputs)
-
-
-class TwinJob(msgspec.Struct, frozen=True):
-    """The random twins of one variant over one day (``run.twins``): the variant runs
-    alone to give its trips, then ``twins`` twins of them in one more pass."""
-
-    strategy: str
-    day: DayFile
-    variant: Variant
-    twins: int
-    season_toml: str | None = None
-    latency_ms: int = 0
-    seed: int = 0
-
-
-def twin_seed(seed: int, day: DayFile) -> int:
-    """A day's twins' seed: the sweep's, and the day's bytes (each day its own twins)."""
-    return int(hashlib.sha256(f"{seed}:{day.sha256}".encode()).hexdigest()[:12], 16)
-
-
-def run_twin_job(job: TwinJob) -> DayResult:
-    """The variant alone, then its twins; the result's entries are the twins (``twin-001``
-    ...), in order, each as an :class:`EntryResult` without block scores."""
-    began = time.perf_counter()
-    try:
-        check_day(job.day)
-        season = _season(Job(job.strategy, job.day, [], season_toml=job.season_toml))
-        path = Path(job.strategy)
-        bt = Backtest(
-            season,
-            [_loaded(path, job.variant.name, job.variant.params)],
-            run_log=None,
-            sources=[job.day.path],
-            latency_ms=job.latency_ms,
-            seed=job.seed,
-            cache=cache_enabled(),
-        )
-        bt.guard.echo = False
-        result = bt.run([job.day.path])
-        e = result.entrants[0]
-        end = result.replay.end or season.start
-        coin_of = {m.asset: m.coin for m in season.markets}.__getitem__
-        trips = trips_of(e.stats.fills, coin_of, end)
-        if not trips:
-            return DayResult(job.day, [], time.perf_counter() - began, result.inputs)
-        twins = run_twins(
-            season,
-            [job.day.path],
-            trips,
-            n=job.twins,
-            seed=twin_seed(job.seed, job.day),
-            latency_ms=job.latency_ms,
-            window=(season.start, end),
-            taken=[e.name],
-        )
-    except SweepError:
-        raise
-    except ArenaError as exc:
-        raise SweepError(str(exc)) from None
-    freedom = timing_freedom(trips, season.start, end)
-    out = [
-        EntryResult(
-            name=row["entry"],
-            score=row["score"],
-            ret=row["return"],
-            mdd=row["mdd"],
-            equity=row["equity"],
-            fills=fills,
-            rejections={},
-            blocks=[],
-            fills_sha256="",
-            fill_days=row["fill_days"],
-            active_marks=active,
-            marks=row["marks"],
-            fees=fees,
-            freedom=freedom,
-        )
-        for row, fills, fees, active in zip(
-            twins.rows, twins.fills, twins.fees, twins.active, strict=True
-        )
-    ]
     return DayResult(job.day, out, time.perf_counter() - began, result.inputs)

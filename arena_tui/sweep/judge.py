@@ -25,12 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena_tui.report import stats
 from arena_tui.report.eligibility import pace
-from arena_tui.report.pbo import choose_groups, pbo_cscv
 from arena_tui.report.verdict import (
     Twins,
-    interval_doc,
     money_doc,
     paired_verdict,
     skill_doc,
@@ -38,6 +35,7 @@ from arena_tui.report.verdict import (
 from arena_tui.report.verdict_text import fill_texts
 from arena_tui.run.params import ParamValue
 from arena_tui.sweep.jobs import EntryResult
+from arena_tui.sweep.luck import luck_doc
 from engine import Rules
 from engine.units import tdiv
 
@@ -140,54 +138,6 @@ def order(trials: Sequence[Trial], rules: Rules, min_fills: int) -> list[dict[st
     return rows
 
 
-def luck_doc(
-    rows: Sequence[dict[str, Any]], trials: Mapping[str, Trial], seed: int
-) -> dict[str, Any] | None:
-    """SPA, StepM and the MCS over the qualifying variants' training block scores against
-    zero, and PBO by CSCV; None below two common blocks or with no variant to judge."""
-    names = [r["name"] for r in rows if r["excluded"] is None]
-    if not names:
-        return None
-    per = [blocks_of(trials[n].train) for n in names]
-    common = sorted(set(per[0]).intersection(*per[1:]))
-    if len(common) < stats.MIN_BLOCKS:
-        return {"variants": len(names), "blocks": len(common), "answer": "too_few_blocks"}
-    matrix = [[p[b] for b in common] for p in per]
-    zero = [0] * len(common)
-    spa = stats.spa(zero, matrix, seed)
-    better = stats.stepm(zero, matrix, seed)
-    tied = stats.mcs(matrix, seed)
-    doc: dict[str, Any] = {
-        "variants": len(names),
-        "blocks": len(common),
-        "benchmark": "zero (no trading)",
-        "spa": {
-            "p_value": round(spa.p_consistent, 4),
-            "p_lower": round(spa.p_lower, 4),
-            "p_upper": round(spa.p_upper, 4),
-            "best": names[spa.best],
-            "block_length": round(spa.block, 4),
-            "resamples": spa.resamples,
-            "seed": spa.seed,
-        },
-        "stepm": [names[i] for i in better],
-        "mcs": [names[i] for i in tied],
-        "chosen": names[0],
-        "chosen_beats_zero": 0 in better,
-        "answer": "edge" if spa.p_consistent * 100 < stats.ALPHA * 100 else "luck",
-    }
-    groups = choose_groups(len(common))
-    if len(names) >= 2 and groups is not None:
-        result = pbo_cscv([[m[b] for m in matrix] for b in range(len(common))], groups)
-        doc["pbo"] = {
-            "pbo": round(result.pbo, 4),
-            "combinations": result.combinations,
-            "groups": result.groups,
-            "prob_oos_loss": round(result.prob_oos_loss, 4),
-        }
-    return doc
-
-
 def twins_of(days: Sequence[Sequence[EntryResult]], seed: int) -> Twins | str:
     """The chosen variant's twins over the held-out days: twin ``j``'s mean S over the
     days (each day's twins are its own), as many twins as every day has."""
@@ -259,7 +209,8 @@ def judge_fold(
     its twins a day (None: nothing qualified, nothing was chosen)."""
     rows = order(trials, rules, min_fills)
     by_name = {t.name: t for t in trials}
-    luck = luck_doc(rows, by_name, seed)
+    names = [r["name"] for r in rows if r["excluded"] is None]
+    luck = luck_doc(names, [blocks_of(by_name[n].train) for n in names], seed)
     if luck is not None and "mcs" in luck:
         for r in rows:
             r["beats_zero"] = r["name"] in luck["stepm"]
@@ -297,6 +248,3 @@ def judge_fold(
         "holdout_blocks": [s for _, s in sorted(blocks_of(held).items())],
         "verdict": holdout_doc(held, control_held, twin_doc, rules, seed, epoch),
     }
-
-
-__all__ = ["MIN_FILLS", "Trial", "interval_doc", "judge_fold", "mean"]

@@ -1,36 +1,35 @@
-"""Honest about luck: which days a sweep may tune on, and how lucky its best variant is.
+"""Honest about luck: which days a sweep may tune on, and how lucky its choice is.
 
 Why this module exists: a search that tries K variants and reports the best one's score on
 the days it was chosen on reports luck as skill. Two guards, both here. The days are split
 by calendar order, never shuffled: the search ranks variants on the training days only and
 the chosen variant is then judged on later days it never saw (``split_holdout``, or
-``walk_forward`` folds). And on the training days themselves, White's reality check asks
-how often the best of K variants would lead the control by as much as the observed best
-does if no variant had an edge at all (``reality_check``).
+``walk_forward`` folds). And on the training days themselves (``luck_doc``), over the
+variants that may be chosen: Hansen's SPA asks whether the best of K beats doing nothing
+by more than trying K gives by luck, Romano and Wolf's StepM which do each, the model
+confidence set which are tied with the best (all from ``report.stats``, on arch), and
+CSCV the probability that choosing the best on some blocks picks one below the median on
+the others (``report.pbo``). Block scores are the verdict's (e8, ``report.verdict``).
 
-The reality check speaks the verdict's units and uses its bootstrap: the inputs are block
-score differences against the control (e8 of the starting equity, the blocks of
-``report.verdict.block_scores``), resampled in circular runs of ``report.verdict.run_length``
-consecutive blocks drawn with a ``random.Random(seed)``, summed as integers, so the same
-sweep gives the same p-value. Floats appear only in the p-value itself (a share of
-resamples) and in reading a holdout fraction.
-
-May import: ``report`` (the block bootstrap's conventions), ``util``.
+May import: ``report`` (the statistics and the block scores' conventions), ``util``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from arena_tui.report import stats
+from arena_tui.report.pbo import choose_groups, pbo_cscv
 from arena_tui.sweep import SweepError
 
 T = TypeVar("T")
 
 RESAMPLES = 2000
+MCS_MAX = 50  # the model confidence set is made over at most this many best-ranked variants
 HOLDOUT = "30%"  # the default share of days held out (the last ones, by calendar order)
 _FRACTION = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(%?)\s*")
 
@@ -107,3 +106,49 @@ def _percent(share: Fraction) -> str:
 
 def _days(n: int) -> str:
     return f"{n} day" if n == 1 else f"{n} days"
+
+
+def luck_doc(
+    names: Sequence[str], per: Sequence[Mapping[int, int]], seed: int
+) -> dict[str, Any] | None:
+    """SPA, StepM and the MCS over the qualifying variants' training block scores against
+    zero, and PBO by CSCV; None below two common blocks or with no variant to judge."""
+    if not names:
+        return None
+    common = sorted(set(per[0]).intersection(*per[1:]))
+    if len(common) < stats.MIN_BLOCKS:
+        return {"variants": len(names), "blocks": len(common), "answer": "too_few_blocks"}
+    matrix = [[p[b] for b in common] for p in per]
+    zero = [0] * len(common)
+    spa = stats.spa(zero, matrix, seed)
+    better = stats.stepm(zero, matrix, seed)
+    tied = stats.mcs(matrix[:MCS_MAX], seed)  # the best-ranked: it grows as K squared
+    doc: dict[str, Any] = {
+        "variants": len(names),
+        "blocks": len(common),
+        "benchmark": "zero (no trading)",
+        "spa": {
+            "p_value": round(spa.p_consistent, 4),
+            "p_lower": round(spa.p_lower, 4),
+            "p_upper": round(spa.p_upper, 4),
+            "best": names[spa.best],
+            "block_length": round(spa.block, 4),
+            "resamples": spa.resamples,
+            "seed": spa.seed,
+        },
+        "stepm": [names[i] for i in better],
+        "mcs": [names[i] for i in tied],
+        "chosen": names[0],
+        "chosen_beats_zero": 0 in better,
+        "answer": "edge" if spa.p_consistent * 100 < stats.ALPHA * 100 else "luck",
+    }
+    groups = choose_groups(len(common))
+    if len(names) >= 2 and groups is not None:
+        result = pbo_cscv([[m[b] for m in matrix] for b in range(len(common))], groups)
+        doc["pbo"] = {
+            "pbo": round(result.pbo, 4),
+            "combinations": result.combinations,
+            "groups": result.groups,
+            "prob_oos_loss": round(result.prob_oos_loss, 4),
+        }
+    return doc

@@ -29,6 +29,7 @@ from arena_tui.report import html
 from arena_tui.report.html import HTML_FILE
 from arena_tui.report.htmldata import MAX_POINTS, page_data, spread, thin_minmax
 from arena_tui.report.rundata import RunData, load
+from arena_tui.util.human import ratio_pct
 from tests.clirun import ROOT, arena, sample_season
 
 SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
@@ -37,10 +38,19 @@ SHARED_CHARTS = (
     "chart-drawdown",
     "chart-cap",
     "chart-open-orders",
-    "chart-verdict",
     "chart-costs",
     "chart-coin-pnl",
 )
+VERDICT_CHARTS = ("chart-money", "chart-skill", "chart-floor")  # none without trades
+ANSWERS = ("ranked", "money", "skill", "floor")
+IDLE = """
+from arena_tui.strategy import Strategy
+
+
+class Idle(Strategy):
+    pass
+"""
+HOSTILE = '<img src="x" onerror="window.pwned = 1">&amp;<b>'  # run text that must stay text
 COINS = ("BTC", "ETH", "SOL")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -52,12 +62,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-def backtest(tmp: Path, out: Path) -> Path:
-    """The 40-minute backtest of the maker against the baselines, written to ``out``."""
+def backtest(tmp: Path, out: Path, strategy: str = "strategies/maker.py") -> Path:
+    """The 40-minute backtest of ``strategy`` (the maker) against the baselines, written to
+    ``out``, in blocks of 5 minutes (9 of them: enough for the intervals)."""
     season = sample_season(tmp / "short.json", 40, skip_minutes=1, name="html-test")
     done = arena(
-        "backtest", "strategies/maker.py", str(SAMPLE), "--vs", "baselines",
-        "--season", str(season), "--epoch", "10m", "--out", str(out),
+        "backtest", strategy, str(SAMPLE), "--vs", "baselines",
+        "--season", str(season), "--epoch", "5m", "--out", str(out),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"report        {out / HTML_FILE}" in done.stdout
@@ -68,6 +79,19 @@ def backtest(tmp: Path, out: Path) -> Path:
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("html")
     return backtest(tmp, tmp / "run")
+
+
+@pytest.fixture(scope="module")
+def idle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same backtest of a strategy that never trades."""
+    tmp = tmp_path_factory.mktemp("idle")
+    (tmp / "idle.py").write_text(IDLE, encoding="utf-8")
+    return backtest(tmp, tmp / "run", str(tmp / "idle.py"))
+
+
+def report_json(run: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    return doc
 
 
 def chromium() -> str | None:
@@ -120,12 +144,11 @@ def open_page(browser: Any, path: Path, init_script: str | None = None) -> Any:
     return pg
 
 
-@pytest.fixture(scope="module")
-def page(browser: Any, run_dir: Path) -> Iterator[Any]:
-    """report.html loaded in headless Chromium, every chart drawn (see ``open_page``)."""
+def drawn_page(browser: Any, path: Path) -> Any:
+    """``path`` opened (``open_page``) once every chart is drawn, or 15 s have passed."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    pg = open_page(browser, run_dir / HTML_FILE)
+    pg = open_page(browser, path)
     # the page unpacks plotly.js and its data, then draws: a chart that is never drawn:
     # the tests below say which, and why
     with contextlib.suppress(PlaywrightTimeout):
@@ -134,6 +157,13 @@ def page(browser: Any, run_dir: Path) -> Iterator[Any]:
             "document.querySelectorAll('.chart[data-drawn]').length",
             timeout=15_000,
         )
+    return pg
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, run_dir: Path) -> Iterator[Any]:
+    """report.html loaded in headless Chromium, every chart drawn (see ``open_page``)."""
+    pg = drawn_page(browser, run_dir / HTML_FILE)
     yield pg
     pg.close()
 
@@ -160,7 +190,8 @@ def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
     doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     names = [e["entry"] for e in doc["entries"]]
     ids = page.evaluate("Array.from(document.querySelectorAll('.chart')).map(d => d.id)")
-    assert set(ids) == {*SHARED_CHARTS, *(f"chart-price-{c}" for c in COINS)}
+    assert set(ids) == {*SHARED_CHARTS, *VERDICT_CHARTS, *(f"chart-price-{c}" for c in COINS)}
+    assert page.locator(".chart[data-drawn]").count() == len(ids)
     for chart in ("chart-equity", "chart-drawdown", "chart-cap", "chart-open-orders"):
         drawn = traces(page, chart)
         assert set(names) <= set(drawn), (chart, drawn)  # every entry side by side
@@ -170,7 +201,9 @@ def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
         )
         assert n_points >= len(names), chart
     assert {f"{n} exit value" for n in names} <= set(traces(page, "chart-equity"))
-    assert traces(page, "chart-verdict") == ["maker − control_random"]
+    assert traces(page, "chart-money") == ["maker's S"]
+    assert traces(page, "chart-skill") == ["random twins"]
+    assert traces(page, "chart-floor") == ["maker − control_random"]
     assert len(traces(page, "chart-costs")) == 4
     assert set(traces(page, "chart-coin-pnl")) == set(names)
     for coin in COINS:
@@ -220,6 +253,89 @@ def test_the_entry_picker_redraws_the_coins(page: Any) -> None:
     page.select_option("#entry", "maker")
 
 
+def test_the_verdict_shows_the_three_answers_and_the_floor(page: Any, run_dir: Path) -> None:
+    """The four answers read as report.json (and the terminal) says them; the charts under
+    them draw what they rest on: every block's S, every twin's S with the strategy's own
+    marked and the p-value in the title, every block's lead over the control."""
+    v = report_json(run_dir)["verdict"]
+    for key in ANSWERS:
+        assert page.inner_text(f"#verdict-{key}") == v[key]["text"], key
+    labels = page.evaluate(
+        "Array.from(document.querySelectorAll('#verdict dt')).map(d => d.textContent)"
+    )
+    assert labels == [
+        "Would it be ranked?",
+        "Does it make money after every cost?",
+        "Is it skill, not luck?",
+        "The floor (against control_random)",
+    ]
+    assert page.inner_text("#verdict-text") == v["text"]
+    assert page.inner_text("#verdict-blocks").startswith("blocks of 5m; S = R - MDD")
+    money = page.evaluate(
+        "(() => { const d = document.getElementById('chart-money');"
+        " return {y: d._fullData[0].y, shapes: d.layout.shapes.map(s => s.type),"
+        " title: d.layout.title.text}; })()"
+    )
+    mine = [b["scores"]["maker"]["score"] for b in v["blocks"]]
+    assert money["y"] == pytest.approx([s / 1e6 for s in mine], abs=1e-4)
+    assert money["shapes"] == ["line", "rect"]  # the mean and its interval (9 blocks)
+    assert money["title"].startswith("Does it make money? maker's S in each block of 5m")
+    skill = page.evaluate(
+        "(() => { const d = document.getElementById('chart-skill');"
+        " return {x: d._fullData[0].x, at: d.layout.shapes[0].x0,"
+        " title: d.layout.title.text, label: d.layout.shapes[0].label.text}; })()"
+    )
+    s = v["skill"]
+    assert len(skill["x"]) == s["twins"] == len(s["twin_scores"]) == 100
+    assert skill["x"] == pytest.approx([t / 1e6 for t in s["twin_scores"]], abs=1e-4)
+    assert skill["at"] == pytest.approx(s["score"] / 1e6, abs=1e-4)
+    assert skill["title"].endswith(f"p {s['p_value']:.3f}")
+    assert skill["label"] == f"maker: S {ratio_pct(s['score'])}"
+    lead = page.evaluate("document.getElementById('chart-floor')._fullData[0].y")
+    assert lead == pytest.approx([d / 1e6 for d in v["floor"]["diffs"]], abs=1e-4)
+    assert page.messages == []
+
+
+def test_a_run_with_no_trades_says_so_and_draws_no_verdict_chart(
+    browser: Any, idle_dir: Path
+) -> None:
+    v = report_json(idle_dir)["verdict"]
+    assert v["verdict"] == "no_trades"
+    pg = drawn_page(browser, idle_dir / HTML_FILE)
+    try:
+        assert pg.inner_text("#verdict") == "Verdict on idle: no trades to judge"
+        assert pg.locator("#verdict dd").count() == 0
+        for chart in VERDICT_CHARTS:
+            assert pg.locator(f"#{chart}").count() == 0, chart
+        assert pg.locator(".chart[data-drawn]").count() == pg.locator(".chart").count() > 0
+        assert pg.messages == [] and pg.requests == []
+    finally:
+        pg.close()
+
+
+def test_run_text_is_shown_as_text_never_run(browser: Any, run_dir: Path, tmp_path: Path) -> None:
+    """A report whose texts carry markup (a hand-edited report.json, a hostile run): the
+    page shows them as they are, and nothing in them becomes an element or runs."""
+    doc = report_json(run_dir)
+    v = doc["verdict"]
+    v["strategy"] = HOSTILE
+    for key in ANSWERS:
+        v[key]["text"] = HOSTILE
+    html.write_html(load(run_dir), doc, tmp_path)
+    pg = drawn_page(browser, tmp_path / HTML_FILE)
+    try:
+        assert pg.inner_text("#verdict-skill") == HOSTILE
+        assert pg.evaluate("window.pwned") is None
+        assert pg.locator("#verdict img, #verdict b b").count() == 0
+        title = pg.evaluate("document.getElementById('chart-skill').layout.title.text")
+        assert title.startswith("Is it skill? &lt;img")  # Plotly draws it as the text
+        shown = pg.evaluate("document.querySelector('#chart-skill .gtitle').textContent")
+        assert shown.startswith(f"Is it skill? {HOSTILE}")
+        assert pg.messages == [] and pg.requests == []
+    finally:
+        pg.close()
+
+
 # ---- without a browser ---------------------------------------------------------------------
 
 
@@ -242,6 +358,49 @@ def test_the_same_run_gives_the_same_page(run_dir: Path, tmp_path: Path) -> None
     """report.html is deterministic: gzip with mtime 0 and a fixed level, the data in order."""
     again = backtest(tmp_path, tmp_path / "again")
     assert (again / HTML_FILE).read_bytes() == (run_dir / HTML_FILE).read_bytes()
+
+
+def test_run_text_is_escaped_in_the_page(run_dir: Path) -> None:
+    """Every text the verdict carries goes into the page's HTML escaped."""
+    doc = report_json(run_dir)
+    v = doc["verdict"]
+    v["strategy"] = v["control"] = v["epoch_chosen"] = HOSTILE
+    for key in ANSWERS:
+        v[key]["text"] = v[key]["answer"] = HOSTILE
+    head, tail = html.page_parts(load(run_dir), doc)
+    assert "<img" not in head + tail and "window.pwned" not in tail
+    assert head.count("&lt;img src=&quot;x&quot; onerror=&quot;window.pwned = 1&quot;&gt;") >= 6
+
+
+def test_a_report_written_before_the_three_questions_still_shows_its_verdict(
+    run_dir: Path,
+) -> None:
+    """An old report.json's verdict (one word, its text, the lead's mean and interval at
+    the top): its text, and the lead's chart only."""
+    doc = report_json(run_dir)
+    new = doc["verdict"]
+    old = {k: new[k] for k in ("strategy", "control", "epoch", "block_ms", "blocks")} | {
+        "verdict": "indistinguishable",
+        "text": "indistinguishable from control_random: mean lead +0.01 points a block",
+        "mean_diff": 1_000_000,
+        "interval": [-2_000_000, 3_000_000],
+    }
+    doc["verdict"] = old
+    data = load(run_dir)
+    head, _ = html.page_parts(data, doc)
+    assert (
+        '<div class="verdict indistinguishable" id="verdict"><b>Verdict</b>: maker against '
+        'control_random: <span id="verdict-text">indistinguishable from control_random: mean '
+        "lead +0.01 points a block</span></div>"
+    ) in head
+    assert 'id="chart-floor"' in head
+    assert 'id="chart-money"' not in head and 'id="chart-skill"' not in head
+    drawn = page_data(data, doc)["verdict"]
+    assert drawn["money"] is None and drawn["skill"] is None
+    assert drawn["floor"] | {"blocks": None} == {
+        "blocks": None, "mean": 1.0, "low": -2.0, "high": 3.0,
+    }  # fmt: skip
+    assert len(drawn["floor"]["blocks"]) == len(new["floor"]["diffs"])
 
 
 def test_the_page_data_draws_everything_computed(run_dir: Path) -> None:

@@ -1,19 +1,28 @@
 """``arena runs``: the runs catalog (``report.runs``): list, show, compare and remove runs.
 
 Why one module: the four subcommands print the same records (``report.runs.RunRecord``)
-with the same cells and table layout; only what they select differs.
+with the same cells and table layout; only what they select differs. S, R and MDD are
+written with every digit (``ratio_pct``), as the report writes them, so S = R - MDD adds up.
+
+A run directory may come from anywhere (copied from someone, report.json edited by hand),
+so every text it gives the terminal (entry, strategy and parameter names, the verdict's
+words, its data's names) is printed without its control characters (``printable``): none
+can move the cursor, recolour the terminal or rewrite a line already shown.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from arena_tui.report.layout import terminal_width, wrap
 from arena_tui.report.runs import (
+    ANSWERS,
     Catalog,
     RunRecord,
     RunsError,
@@ -25,9 +34,9 @@ from arena_tui.report.runs import (
     remove_run,
     same_data,
 )
-from arena_tui.report.table import pct, usd
+from arena_tui.report.table import usd
 from arena_tui.util.errors import fail
-from arena_tui.util.human import plural, utc_ms
+from arena_tui.util.human import plural, ratio_pct, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
 
@@ -42,6 +51,21 @@ DirsArg = Annotated[
     list[Path],
     typer.Argument(metavar="DIR", help="Run directories.", file_okay=False, show_default=False),
 ]
+
+
+# C0 and C1 control characters and DEL (escape sequences start with one), and the bidi
+# controls that reorder what follows them on the line
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+LABELS = {"ranked": "ranked?", "money": "money? ", "skill": "skill? ", "floor": "floor: "}
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters: what a run says, safe to print."""
+    return _CONTROL.sub("", text)
+
+
+def _echo(lines: Sequence[str]) -> None:
+    typer.echo("\n".join(printable(line) for line in lines))
 
 
 def _when(ms: int) -> str:
@@ -67,6 +91,7 @@ def _cell(value: int | None, fmt: Any) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    rows = [[printable(c) for c in r] for r in rows]  # measured as they will be printed
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
     ]
@@ -103,6 +128,9 @@ def list_command(
 ) -> None:
     """List runs, newest first: when, strategy, parameters, data, S, verdict.
 
+    The verdict in a few words: would it be ranked, does it make money, is it
+    skill (a run written before these three questions: its verdict as it was).
+
     The index (runs.sqlite in the data directory) is brought up to date first: a
     run changed since it was indexed is read again, one deleted is dropped.
 
@@ -128,15 +156,15 @@ def list_command(
             r.strategy or r.entry or "-",
             _clip(_params_text(r.params), PARAMS_WIDTH),
             ",".join(r.sources) or "-",
-            _cell(r.score, pct),
-            r.verdict or "-",
+            _cell(r.score, ratio_pct),
+            r.verdict_text or r.verdict or "-",
         ]
         for r in records
     ]
     head = ["when (UTC)", "run", "kind", "strategy", "params", "data", "S", "verdict"]
     out = _table(head, rows, {6})
     out.append(f"{plural(len(records), 'run')}; index {index_path()}")
-    typer.echo("\n".join(out))
+    _echo(out)
 
 
 def _entry_lines(r: RunRecord) -> list[str]:
@@ -145,9 +173,9 @@ def _entry_lines(r: RunRecord) -> list[str]:
             str(e.rank or "-"),
             e.entry,
             e.strategy or "-",
-            pct(e.score),
-            pct(e.ret),
-            pct(e.mdd),
+            ratio_pct(e.score),
+            ratio_pct(e.ret),
+            ratio_pct(e.mdd),
             usd(e.equity),
             str(e.fills),
             usd(e.fees),
@@ -197,9 +225,21 @@ def show_command(
         "",
         *_entry_lines(r),
         "",
-        f"verdict {r.verdict_text or '-'}",
+        *_verdict_lines(r, terminal_width()),
     ]
-    typer.echo("\n".join(out))
+    _echo(out)
+
+
+def _verdict_lines(r: RunRecord, width: int | None) -> list[str]:
+    """The verdict as the run's report printed it: its summary, then the three answers and
+    the floor, one labelled line each; "no trades to judge" alone; an old run's text."""
+    if r.verdict == "no_trades":
+        return ["verdict no trades to judge"]
+    lines = wrap(printable(f"verdict {r.verdict_text or '-'}"), width)
+    for key in ANSWERS if r.answers else ():
+        text = (r.answers or {}).get(key, "-")
+        lines += wrap(f"  {LABELS[key]} {printable(text)}", width, indent="          ")
+    return lines
 
 
 def _data_text(r: RunRecord) -> str:
@@ -254,13 +294,13 @@ def compare_command(
                 name,
                 r.entry or "-",
                 *([_params_text(r.params, keys)] if keys else []),
-                _cell(r.score, pct),
-                _cell(r.ret, pct),
-                _cell(r.mdd, pct),
+                _cell(r.score, ratio_pct),
+                _cell(r.ret, ratio_pct),
+                _cell(r.mdd, ratio_pct),
                 _cell(r.equity, usd),
                 "-" if first is None else str(first.fills),
                 "-" if first is None else usd(first.fees),
-                r.verdict or "-",
+                r.verdict_text or r.verdict or "-",
             ]
         )
     head = ["run", "entry", *(["params (differing)"] if keys else [])]
@@ -283,7 +323,7 @@ def compare_command(
     )
     window = "same window" if doc["same_window"] else "DIFFERENT windows"
     out += ["", f"{data}; {rules}; {window}"]
-    typer.echo("\n".join(out))
+    _echo(out)
 
 
 @app.command("rm")
@@ -315,4 +355,4 @@ def rm_command(
         typer.echo(dumps({"dry_run": dry_run, "removed": [str(p) for p in paths]}))
         return
     verb = "would remove" if dry_run else "removed"
-    typer.echo("\n".join(f"{verb} {p}" for p in paths))
+    _echo([f"{verb} {p}" for p in paths])

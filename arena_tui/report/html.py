@@ -6,8 +6,15 @@ for after a backtest: per coin, the book's mid and the prints with an entry's fi
 sell, taker or maker), each order's life from received to closed and the rejections; every
 entry's equity and exit-value equity, drawdown against the pause limit, cap used against
 the position cap and open orders against the slots; fees and funding; PnL per coin; round
-trips; and the verdict against the control. Every entry is on the shared charts (the
-legend hides one); the per-coin charts and the round trips show the entry picked at the top.
+trips; and the verdict: its three answers and the floor in the words the terminal printed,
+and what they rest on (the strategy's block scores, its random twins' S with its own marked,
+its lead over the control block by block). Every entry is on the shared charts (the legend
+hides one); the per-coin charts and the round trips show the entry picked at the top.
+
+Everything a run says is text to the page, never markup: the tables and the verdict are
+escaped here, and the page's script writes run text into the page only as text (and into
+Plotly's titles and names with its markup characters escaped), so an entry, a coin or a
+reason cannot put a tag or a script into the page.
 
 The drawing is Plotly's: plotly.js from the ``plotly`` package, inlined whole, so the page
 needs no network. The page's own script (``assets/report.js``) builds the charts in the
@@ -120,6 +127,66 @@ def _coin_table(data: RunData) -> str:
     )
 
 
+# the three questions and the floor, as the page labels them (the order the terminal prints)
+QUESTIONS = (
+    ("ranked", "Would it be ranked?"),
+    ("money", "Does it make money after every cost?"),
+    ("skill", "Is it skill, not luck?"),
+    ("floor", "The floor"),
+)
+# each answer's chart, when it has something to draw (``htmldata._verdict``)
+EVIDENCE = (("money", "chart-money"), ("skill", "chart-skill"), ("floor", "chart-floor"))
+
+
+def _verdict_box(v: dict[str, Any]) -> str:
+    """The verdict in words: the three answers and the floor as four labelled lines (each
+    answer's ``text``, as the terminal printed it) and the block length; "no trades to
+    judge" alone for a strategy with no fills; a report written before the three questions
+    (or one with no strategy) in its own words."""
+    e = html.escape
+    strategy = e(str(v.get("strategy") or "?"))
+    if v.get("verdict") == "no_trades":
+        return (
+            f'<div class="verdict no_trades" id="verdict"><b>Verdict</b> on {strategy}: '
+            '<span id="verdict-text">no trades to judge</span></div>'
+        )
+    if "ranked" not in v:
+        against = f"{strategy} against {e(str(v.get('control') or '?'))}"
+        return (
+            f'<div class="verdict {e(str(v.get("verdict", "")))}" id="verdict"><b>Verdict</b>:'
+            f' {against}: <span id="verdict-text">{e(str(v.get("text", "")))}</span></div>'
+        )
+    control = e(str(v.get("control") or "?"))
+    rows = []
+    for key, question in QUESTIONS:
+        label = f"{question} (against {control})" if key == "floor" else question
+        answer = v[key]
+        rows.append(
+            f'<dt>{e(label)}</dt><dd id="verdict-{key}" class="{e(str(answer["answer"]))}">'
+            f"{e(str(answer['text']))}</dd>"
+        )
+    epoch = str(v.get("epoch", "?"))
+    unit = "UTC days" if epoch == "1d" else f"blocks of {epoch}"
+    chosen = f" ({v['epoch_chosen']})" if v.get("epoch_chosen") else ""
+    return (
+        f'<div class="verdict {e(str(v.get("verdict", "")))}" id="verdict">'
+        f'<b>Verdict</b> on {strategy}: <span id="verdict-text">{e(str(v.get("text", "")))}'
+        f'</span><dl class="answers">{"".join(rows)}</dl>'
+        f'<div class="note" id="verdict-blocks">{e(unit + chosen)}; S = R - MDD in each '
+        "block (docs/verdict.md)</div></div>"
+    )
+
+
+def _evidence(verdict: dict[str, Any]) -> str:
+    """The places of the verdict's charts (``page_data``'s verdict: one per answer with
+    something to draw; none, and no heading, for a strategy with no fills)."""
+    shown = [cid for key, cid in EVIDENCE if verdict.get(key) is not None]
+    if not shown:
+        return ""
+    charts = "".join(f'<div class="chart" id="{cid}"></div>' for cid in shown)
+    return f'<h2>What the verdict rests on</h2>\n<div class="grid">{charts}</div>\n'
+
+
 def page_parts(data: RunData, doc: dict[str, Any]) -> tuple[str, str]:
     """The page around packed plotly.js (``plotly_packed``): what comes before it (the
     tables and charts' places) and what after (the packed data and the page's scripts)."""
@@ -132,8 +199,6 @@ def page_parts(data: RunData, doc: dict[str, Any]) -> tuple[str, str]:
     span = f"{clock(data.start)} to {clock(data.end)} UTC"
     coin_names = ", ".join(c.coin for c in data.coins)
     v = doc.get("verdict") or data.verdict or {}
-    verdict_kind = e(str(v.get("verdict", "")))
-    verdict = e(f"{v.get('strategy', '?')} against {v.get('control', '?')}: {v.get('text', '')}")
     charts = [
         ("chart-equity", "Equity"),
         ("chart-drawdown", "Drawdown"),
@@ -142,7 +207,8 @@ def page_parts(data: RunData, doc: dict[str, Any]) -> tuple[str, str]:
     ]
     grid = "".join(f'<div class="chart" id="{cid}" title="{t}"></div>' for cid, t in charts)
     coins = "".join(f'<div class="chart" id="chart-price-{e(c.coin)}"></div>' for c in data.coins)
-    run_data = pack(dumps(page_data(data, doc)).encode("utf-8")).decode("ascii")
+    drawn = page_data(data, doc)
+    run_data = pack(dumps(drawn).encode("utf-8")).decode("ascii")
     trip_heads = "".join(
         f"<th>{h}</th>"
         for h in [
@@ -163,13 +229,12 @@ def page_parts(data: RunData, doc: dict[str, Any]) -> tuple[str, str]:
 <div id="loading">Drawing the charts…</div>
 <noscript><style>#loading {{ display: none; }}</style>
 <p class="note">The charts need JavaScript.</p></noscript>
-<div class="verdict {verdict_kind}" id="verdict"><b>Verdict</b>: {verdict}</div>
+{_verdict_box(v)}
 <h2>Entries</h2>
 {_summary(doc)}
 <h2>Every entry over the run</h2>
 <div class="grid">{grid}</div>
-<h2>Against the control</h2>
-<div class="chart" id="chart-verdict"></div>
+{_evidence(drawn["verdict"])}
 <h2>Fees, funding and PnL per coin</h2>
 <div class="grid"><div class="chart" id="chart-costs"></div>
 <div class="chart" id="chart-coin-pnl"></div></div>

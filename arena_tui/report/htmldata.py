@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from arena_tui.report.htmlverdict import pct_f, verdict_charts
 from arena_tui.report.rundata import CoinPnl, EntryMark, FillRow, OrderRow, RoundTrip, RunData
 from arena_tui.report.table import usd
 
@@ -65,11 +66,6 @@ def px_f(e8: int | None) -> float | None:
 def px_text(e8: int) -> str:
     """A price for a table: 8 significant digits (an average's e8 tail is noise)."""
     return f"{e8 / 1e8:.8g}"
-
-
-def pct_f(e8: int) -> float:
-    """An e8 ratio in percent (1e8 is 100%)."""
-    return round(e8 / 1e6, 4)
 
 
 def clock(t: int | None) -> str:
@@ -177,26 +173,6 @@ def trip_cells(rt: RoundTrip) -> list[str]:
     ]
 
 
-def _verdict(v: dict[str, Any], t0: int) -> dict[str, Any]:
-    blocks = [
-        {"start_s": (b["start"] - t0) // 1000, "diff": pct_f(b["diff"])}
-        for b in v.get("blocks", [])
-        if b.get("diff") is not None  # a block without both entries: no difference
-    ]
-    interval = v.get("interval") or [None, None]
-    mean = v.get("mean_diff")
-    return {
-        "block_s": v.get("block_ms", 0) // 1000,
-        "strategy": v.get("strategy", ""),
-        "control": v.get("control", ""),
-        "text": v.get("text", "no verdict"),
-        "blocks": blocks,
-        "mean": None if mean is None else pct_f(mean),
-        "low": None if interval[0] is None else pct_f(interval[0]),
-        "high": None if interval[1] is None else pct_f(interval[1]),
-    }
-
-
 def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
     """The JSON the page's script draws from (floats: presentation only)."""
     t0 = data.start
@@ -260,5 +236,5 @@ def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
         "costs": _costs(names, data.coin_pnl, data),
         "coin_pnl": coin_pnl,
         "round_trips": trips,
-        "verdict": _verdict(doc.get("verdict") or data.verdict or {}, t0),
+        "verdict": verdict_charts(doc.get("verdict") or data.verdict or {}, t0),
     }

@@ -12,8 +12,10 @@ folders when named (and then remembered while they exist).
 A record is one run: when (report.json's time), its kind, the season and rules, the data
 (source names, and a fingerprint of their SHA-256s when the run log names them: a thin run
 log does; a full one copies its data in and names only the files), the strategy (the first
-entry: its file, name and parameters), its S, R, MDD and equity, the verdict against the
-control, and every entry's row for ``show`` and ``compare``.
+entry: its file, name and parameters), its S, R, MDD and equity, the verdict (its three
+answers' codes and texts and the floor's, and ``verdict_text.summary`` of them; a run
+written before the three questions has only its one word and its text), and every entry's
+row for ``show`` and ``compare``.
 
 Why one module: reading a run directory, finding them, the index that caches them and
 the checks before one is removed all speak of the same thing (what makes a directory a
@@ -35,12 +37,14 @@ from typing import Any
 
 import msgspec
 
+from arena_tui.report.verdict_text import summary
 from arena_tui.run.rundir import RUN_KINDS, RUN_LOG
 from arena_tui.util.errors import ArenaError
 from arena_tui.util.paths import data_dir
 
 INDEX_FILE = "runs.sqlite"
-SCHEMA = 1
+SCHEMA = 2  # 2: a record carries the verdict's answers (ranked, money, skill, floor)
+ANSWERS = ("ranked", "money", "skill", "floor")  # the verdict's questions, then the floor
 MAX_DEPTH = 4  # how deep under a named folder run directories are looked for
 
 
@@ -89,9 +93,16 @@ class RunRecord:
     ret: int | None
     mdd: int | None
     equity: int | None
-    verdict: str | None  # better / worse / indistinguishable / not_enough_blocks / ...
-    verdict_text: str | None
+    verdict: str | None  # the skill answer or no_trades; an old run's better / worse / ...
+    verdict_text: str | None  # verdict_text.summary: the three answers, or an old run's text
     control: str | None
+    # each answer's code (yes, loses_money, luck, better...); None for a run written before
+    # the three questions
+    ranked: str | None = None
+    money: str | None = None
+    skill: str | None = None
+    floor: str | None = None
+    answers: dict[str, str] | None = None  # each answer's text, as the terminal printed it
     entries: list[EntryRow] = field(default_factory=list)
 
     @property
@@ -160,6 +171,31 @@ def _entry_row(e: dict[str, Any]) -> EntryRow:
     )
 
 
+def _verdict_facts(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The record's verdict fields from report.json's: the answers' codes and texts and
+    their summary when it has them all; else (a report written before the three questions,
+    or one edited by hand) its own text and no codes, never an error."""
+    code = verdict.get("verdict")
+    text = verdict.get("text")
+    facts: dict[str, Any] = dict.fromkeys(ANSWERS) | {
+        "verdict": None if code is None else str(code),
+        "verdict_text": None if text is None else str(text),
+        "answers": None,
+    }
+    answers = [a for key in ANSWERS if isinstance(a := verdict.get(key), dict) and "answer" in a]
+    if len(answers) < len(ANSWERS):
+        return facts
+    try:
+        text = summary(verdict)
+    except (KeyError, TypeError, AttributeError):  # answers no version of arena wrote
+        return facts
+    return facts | {
+        "verdict_text": text,
+        "answers": {key: str(a.get("text") or "") for key, a in zip(ANSWERS, answers, strict=True)},
+        **{key: str(a["answer"]) for key, a in zip(ANSWERS, answers, strict=True)},
+    }
+
+
 def read_run(path: Path) -> RunRecord:
     """The record of run directory ``path`` (RunsError if it is not one)."""
     path = path.resolve()
@@ -179,6 +215,8 @@ def read_run(path: Path) -> RunRecord:
     replay = doc.get("replay") or {}
     entries = [_entry_row(e) for e in doc.get("entries", []) if isinstance(e, dict)]
     verdict = doc.get("verdict") or {}
+    if not isinstance(verdict, dict):
+        verdict = {}
     first_name = verdict.get("strategy") or (entries[0].entry if entries else None)
     first = next((e for e in entries if e.entry == first_name), None)
     names = [str(s.get("name")) for s in sources]
@@ -207,10 +245,9 @@ def read_run(path: Path) -> RunRecord:
         ret=None if first is None else first.ret,
         mdd=None if first is None else first.mdd,
         equity=None if first is None else first.equity,
-        verdict=verdict.get("verdict"),
-        verdict_text=verdict.get("text"),
         control=verdict.get("control"),
         entries=entries,
+        **_verdict_facts(verdict),
     )
 
 
@@ -273,7 +310,12 @@ class Catalog:
 
     def _schema(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        known: list[str] = []
         if version != SCHEMA:  # another layout: it is only a cache, so rebuilt
+            # ...from the run directories, those it knew outside the roots included (a run
+            # is indexed where --out put it): their paths are all that is kept of it
+            with contextlib.suppress(sqlite3.Error):
+                known = [p for (p,) in self.db.execute("SELECT path FROM runs").fetchall()]
             self.db.execute("DROP TABLE IF EXISTS runs")
             self.db.execute(f"PRAGMA user_version = {SCHEMA}")
         self.db.execute(
@@ -281,6 +323,9 @@ class Catalog:
             "when_ms INTEGER NOT NULL, strategy TEXT, season TEXT, rules_sha256 TEXT, "
             "data_id TEXT, score INTEGER, verdict TEXT, doc TEXT NOT NULL)"
         )
+        for path in known:
+            with contextlib.suppress(RunsError):
+                self.add(Path(path), commit=False)
         self.db.commit()
 
     def close(self) -> None:
@@ -344,16 +389,21 @@ class Catalog:
             ),
         )
 
-    def add(self, path: Path) -> None:
-        """Index the run in ``path`` as it is now."""
+    def add(self, path: Path, *, commit: bool = True) -> None:
+        """Index the run in ``path`` as it is now (RunsError if it is not one)."""
         stamp = self._stamp(path)
         if stamp is not None:
             self._put(read_run(path), stamp)
-            self.db.commit()
+            if commit:
+                self.db.commit()
 
     def records(self) -> list[RunRecord]:
         rows = self.db.execute("SELECT doc FROM runs ORDER BY when_ms DESC, path").fetchall()
-        return [_record_of(json.loads(doc)) for (doc,) in rows]
+        out = []
+        for (doc,) in rows:
+            with contextlib.suppress(ValueError, TypeError):  # a row no version wrote: skipped
+                out.append(_record_of(json.loads(doc)))
+        return out
 
     def forget(self, paths: Iterable[str]) -> None:
         for p in paths:

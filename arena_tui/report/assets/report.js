@@ -9,6 +9,11 @@ window.arenaReport = function (D) {
   var CONFIG = {displaylogo: false, responsive: true,
                 modeBarButtonsToRemove: ["select2d", "lasso2d"]};
 
+  // Plotly reads <b>, <a href>... and &lt; in titles, names and hover text: what a run
+  // says goes in with its markup characters escaped, so it is shown, never read as markup
+  function plain(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
   function clock(s) { return new Date(T0 + s * 1000).toISOString().slice(11, 19); }
   function ms(ts) { return ts.map(function (s) { return T0 + s * 1000; }); }
   function colour(i) { return PALETTE[i % PALETTE.length]; }
@@ -51,7 +56,7 @@ window.arenaReport = function (D) {
       var m = D.marks[name];
       if (!m || !m[key]) { return; }
       var s = m[key];
-      var tr = {x: ms(s.t), y: s.v, name: name + (suffix || ""), type: "scatter",
+      var tr = {x: ms(s.t), y: s.v, name: plain(name + (suffix || "")), type: "scatter",
                 mode: "lines", line: {color: entryColour(name), width: 1.5, dash: dash || "solid"},
                 legendgroup: name};
       for (var k in opts || {}) { tr[k] = opts[k]; }
@@ -92,7 +97,7 @@ window.arenaReport = function (D) {
     var kinds = [["venue", "venue fees"], ["exec", "execution fees"],
                  ["perf", "performance fees"], ["funding", "funding paid"]];
     var traces = kinds.map(function (k, i) {
-      return {type: "bar", name: k[1], x: D.entries,
+      return {type: "bar", name: k[1], x: D.entries.map(plain),
               y: D.entries.map(function (n) { return D.costs[n][k[0]]; }),
               marker: {color: ["#636efa", "#00cc96", "#ab63fa", "#ffa15a"][i]}};
     });
@@ -103,7 +108,7 @@ window.arenaReport = function (D) {
 
     var coins = D.coins;
     var pnl = D.entries.map(function (n) {
-      return {type: "bar", name: n, x: coins, marker: {color: entryColour(n)},
+      return {type: "bar", name: plain(n), x: coins.map(plain), marker: {color: entryColour(n)},
               y: coins.map(function (c) { var r = D.coin_pnl[n][c]; return r ? r.pnl : 0; })};
     });
     var lay2 = layout("PnL per coin, net of fees and funding (USDC)", "USDC",
@@ -112,37 +117,66 @@ window.arenaReport = function (D) {
     draw("chart-coin-pnl", pnl, lay2);
   }
 
-  function drawVerdict() {
-    var v = D.verdict;
-    if (!v.blocks.length) {
-      var empty = layout("No blocks to compare", "", {height: 140});
-      empty.xaxis = {visible: false};
-      empty.yaxis = {visible: false};
-      empty.annotations = [{text: v.text, showarrow: false, xref: "paper", yref: "paper",
-                            x: 0.5, y: 0.5, font: {size: 13}}];
-      draw("chart-verdict", [], empty);
-      return;
+  // ---- the verdict's evidence: one chart per answer that has something to draw ------
+  function band(lay, b, colour) {
+    if (b.mean !== null) {
+      lay.shapes.push({type: "line", xref: "paper", x0: 0, x1: 1, y0: b.mean, y1: b.mean,
+                       line: {color: colour || "#333", width: 1.5},
+                       label: {text: "mean " + b.mean.toFixed(4) + "%", textposition: "end"}});
     }
-    var half = v.block_s * 500;
-    var x = v.blocks.map(function (b) { return T0 + b.start_s * 1000 + half; });
-    var tr = {type: "bar", x: x, width: v.block_s * 1000 * 0.9,
-              y: v.blocks.map(function (b) { return b.diff; }),
-              name: v.strategy + " − " + v.control, marker: {color: v.blocks.map(function (b) {
-                return b.diff === null ? "#ccc" : (b.diff >= 0 ? "#2ca02c" : "#d62728"); })}};
-    var lay = layout("Block by block: " + v.strategy + "'s S minus " + v.control + "'s (percentage points)",
-                     "points", {hovermode: "closest"});
-    lay.xaxis.range = [T0 + v.blocks[0].start_s * 1000,
-                       T0 + (v.blocks[v.blocks.length - 1].start_s + v.block_s) * 1000];
-    if (v.mean !== null) {
-      lay.shapes.push({type: "line", xref: "paper", x0: 0, x1: 1, y0: v.mean, y1: v.mean,
-                       line: {color: "#333", width: 1.5},
-                       label: {text: "mean " + v.mean.toFixed(3), textposition: "end"}});
-    }
-    if (v.low !== null && v.high !== null) {
-      lay.shapes.push({type: "rect", xref: "paper", x0: 0, x1: 1, y0: v.low, y1: v.high,
+    if (b.low !== null && b.high !== null) {
+      lay.shapes.push({type: "rect", xref: "paper", x0: 0, x1: 1, y0: b.low, y1: b.high,
                        fillcolor: "rgba(0,0,0,0.08)", line: {width: 0}, layer: "below"});
     }
-    draw("chart-verdict", [tr], lay);
+  }
+
+  function blockBars(id, b, name, title, yTitle) {
+    var v = D.verdict;
+    var half = v.block_s * 500;
+    var tr = {type: "bar", width: v.block_s * 1000 * 0.9, name: plain(name),
+              x: b.blocks.map(function (r) { return T0 + r.start_s * 1000 + half; }),
+              y: b.blocks.map(function (r) { return r.v; }),
+              marker: {color: b.blocks.map(function (r) { return r.v >= 0 ? "#2ca02c" : "#d62728"; })}};
+    var lay = layout(title, yTitle, {hovermode: "closest"});
+    if (b.blocks.length) {
+      lay.xaxis.range = [T0 + b.blocks[0].start_s * 1000,
+                         T0 + (b.blocks[b.blocks.length - 1].start_s + v.block_s) * 1000];
+    }
+    band(lay, b);
+    draw(id, [tr], lay);
+  }
+
+  function drawVerdict() {
+    var v = D.verdict;
+    var interval = function (b) {
+      return b.low !== null ? ", the mean and its 95% interval" : " (too few blocks for an interval)";
+    };
+    if (v.money) {
+      blockBars("chart-money", v.money, v.strategy + "'s S",
+                "Does it make money? " + plain(v.strategy) + "'s S in each block of " +
+                plain(v.epoch) + interval(v.money), "S (%)");
+    }
+    if (v.skill) {
+      var s = v.skill;
+      var tr = {type: "histogram", x: s.twins, name: "random twins", nbinsx: 30,
+                marker: {color: "rgba(99,110,250,0.7)"},
+                hovertemplate: "S %{x}%<br>%{y} twins<extra></extra>"};
+      var lay = layout("Is it skill? " + plain(v.strategy) + "'s S among its " + s.n +
+                       " random twins' (its trips at random times): p " + s.p_value.toFixed(3),
+                       "twins", {hovermode: "closest", bargap: 0.05});
+      lay.xaxis = {type: "linear", title: {text: "S over the run (%)"}};
+      lay.shapes.push({type: "line", xref: "x", yref: "paper", x0: s.score, x1: s.score,
+                       y0: 0, y1: 1, line: {color: "#d62728", width: 2},
+                       label: {text: plain(v.strategy) + ": S " + plain(s.score_text),
+                               textangle: 0, textposition: "end", xanchor: "left",
+                               yanchor: "top", font: {size: 11, color: "#d62728"}}});
+      draw("chart-skill", [tr], lay);
+    }
+    if (v.floor) {
+      blockBars("chart-floor", v.floor, v.strategy + " − " + v.control,
+                "The floor: " + plain(v.strategy) + "'s S minus " + plain(v.control) +
+                "'s, block by block" + interval(v.floor), "lead (percentage points)");
+    }
   }
 
   // ---- per coin: price, fills, orders' lives, rejections ----------------------------
@@ -172,7 +206,7 @@ window.arenaReport = function (D) {
                       o.filled[i] + ": " + (o.end[i] ? o.end[i] + " at " + clock(o.t1[i]) : "open at the end");
             x.push(T0 + o.t0[i] * 1000, T0 + o.t1[i] * 1000, null);
             y.push(o.px[i], o.px[i], null);
-            txt.push(why, why, "");
+            txt.push(plain(why), plain(why), "");
           }
           if (x.length) {
             traces.push({x: x, y: y, text: txt, type: "scatter", mode: "lines", name: side[1],
@@ -202,7 +236,7 @@ window.arenaReport = function (D) {
     }
     var r = ((D.rejections[entry] || {})[coin]) || null;
     if (r && r.t.length) {
-      traces.push({x: ms(r.t), y: r.px, text: r.why, type: "scatter", mode: "markers",
+      traces.push({x: ms(r.t), y: r.px, text: r.why.map(plain), type: "scatter", mode: "markers",
                    name: "rejected", marker: {symbol: "x", size: 9, color: "#000"},
                    hovertemplate: "rejected at %{y}<br>%{text}<extra></extra>"});
     }
@@ -211,7 +245,7 @@ window.arenaReport = function (D) {
 
   function coinTitle(coin, entry) {
     var n = (D.counts[entry] || {})[coin] || {fills: 0, fills_drawn: 0, orders: 0, orders_drawn: 0, rejected: 0};
-    var s = coin + ": book mid and prints, " + entry + "'s " + n.fills + " fills, " +
+    var s = plain(coin) + ": book mid and prints, " + plain(entry) + "'s " + n.fills + " fills, " +
             n.orders + " orders' lives and " + n.rejected + " rejections";
     if (n.fills_drawn < n.fills || n.orders_drawn < n.orders) {
       s += " (drawn: " + n.fills_drawn + " fills, " + n.orders_drawn + " orders, evenly spread)";
@@ -236,10 +270,24 @@ window.arenaReport = function (D) {
   function tripsTable(entry) {
     var rt = D.round_trips[entry] || {rows: [], total: 0};
     var body = document.getElementById("trips-body");
-    var rows = rt.rows.map(function (r) {
-      return "<tr><td>" + r.join("</td><td>") + "</td></tr>";
+    body.textContent = "";
+    // cells as text nodes: a coin's name is the season file's, never the page's markup
+    rt.rows.forEach(function (r) {
+      var tr = document.createElement("tr");
+      r.forEach(function (cell) {
+        var td = document.createElement("td");
+        td.textContent = cell;
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
     });
-    body.innerHTML = rows.join("") || "<tr><td colspan=\"9\">no round trip</td></tr>";
+    if (!rt.rows.length) {
+      var tr = document.createElement("tr"), td = document.createElement("td");
+      td.colSpan = 10;
+      td.textContent = "no round trip";
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
     document.getElementById("trips-note").textContent = rt.total > rt.rows.length
       ? "the first " + rt.rows.length + " of " + rt.total + " round trips (all of them: arena export)"
       : rt.total + " round trips";

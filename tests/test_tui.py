@@ -19,9 +19,10 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static, TabbedContent
 
-from arena_tui.report.render import pct, usd
+from arena_tui.report.render import usd
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.catalog import Catalog, Item, discover
+from arena_tui.tui.fmt import ratio_pct
 from arena_tui.tui.messages import Happened, SnapshotPosted
 from arena_tui.tui.screens.help import HelpScreen
 from arena_tui.tui.screens.run import RunScreen
@@ -101,13 +102,14 @@ async def test_pick_sample_and_baseline_run_to_the_end_numbers_equal_arena_backt
     maker = want["maker"]
     assert "season over: final" in status and "done" in status
     assert f"equity  ${usd(maker['equity'])}  exit ${usd(maker['exit_equity'])}" in score
-    assert f"R {pct(maker['return'])}  MDD {pct(maker['mdd'])}  S {pct(maker['score'])}" in score
+    ret, mdd, s = (ratio_pct(maker[k]) for k in ("return", "mdd", "score"))
+    assert f"S {s}  R {ret}  MDD {mdd}" in score  # every digit: S = R - MDD adds up
     assert f"rank {maker['rank']}" in score
     assert [r[1] for r in rows] == list(want)  # the report's ranking order
     for rank, entry, s, r, mdd, equity, days, eligible in rows:
         e = want[entry]
         assert rank == str(e["rank"] or "-")
-        assert (s, r, mdd) == (pct(e["score"]), pct(e["return"]), pct(e["mdd"]))
+        assert (s, r, mdd) == (ratio_pct(e["score"]), ratio_pct(e["return"]), ratio_pct(e["mdd"]))
         assert equity == usd(e["equity"]) and days == str(e["fill_days"])
         assert eligible == ("yes" if e["eligible"] else "no")
 
@@ -166,7 +168,7 @@ async def test_pause_seek_speed_and_every_event_shown(tmp_path: Path) -> None:
         ev.Paused: "PAUSED",
     }
     assert [row[2] for row in got] == [kinds[type(e)] for e in expected]
-    assert f"S {pct(ranking['score'])}" in score
+    assert f"S {ratio_pct(ranking['score'])}" in score
 
 
 @aio

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena_tui.run.stats import MarkRow
 from arena_tui.tui.app import make_app
+from arena_tui.tui.fmt import clock
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.snapshot import Coin, FillMark, Order, Use
 from arena_tui.tui.source import RunSpec
+from arena_tui.tui.widgets.chart import chart_lines
 from arena_tui.tui.widgets.pricechart import PriceChart, price_lines
 from arena_tui.tui.widgets.usage import UsageChart, usage_lines
 from tests import tuikit
@@ -121,3 +124,22 @@ async def test_market_tab_draws_the_watched_entrys_fills_and_open_order(tmp_path
         assert usage[0].startswith("cap used: now ")
         assert f"open orders: now {entry.uses[-1].open_orders} of 8" in "\n".join(usage)
         assert max(u.cap_used for u in entry.uses) > 0  # it held a position
+
+
+def test_the_equity_charts_titles_say_less_on_a_narrow_panel_never_wrapping() -> None:
+    """Beside the wider score panel (S, R and MDD with every digit) an 80-column terminal
+    leaves the chart 30 columns: its titles drop their last clause rather than wrap onto
+    two lines and push the time axis off the panel."""
+    e6 = 10**6
+    marks = [
+        MarkRow(T0 + i * MIN, (10_000 - i) * e6, 10_000 * e6, i * 10_000, i * 10_000, True, None)
+        for i in range(12)
+    ]
+    wide = [line.plain for line in chart_lines(marks, 60, 10_000 * e6, 15)]
+    assert wide[0] == "$9,989 to $10,000, start $10,000"
+    assert "drawdown: worst 0.11%, limit 15%" in wide
+    narrow = [line.plain for line in chart_lines(marks, 30, 10_000 * e6, 15)]
+    assert narrow[0] == "$9,989 to $10,000"
+    assert "drawdown: worst 0.11% of 15%" in narrow
+    assert all(len(line) <= 30 for line in narrow), narrow
+    assert narrow[-1].strip().startswith(clock(T0)) and len(narrow) == len(wide)

@@ -4,12 +4,14 @@ where a large terminal shows more: a taller chart, every level of the book).
 The run is the maker baseline (with the other baselines) on
 ``recordings/sample-btc-20250126.jsonl``, opened paused and moved with the keys a user
 presses; every number on screen comes from the engine, the clock is the simulated one, so
-the picture is the same on every machine. Update with ``pytest --snapshot-update`` and look
+the picture is the same on every machine (the verdict too: its bootstraps and twins are
+seeded). Update with ``pytest --snapshot-update`` and look
 at the new SVGs before committing them (``tests/__snapshots__/``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.source import RunSpec
 from arena_tui.tui.widgets.activity import ActivityLog
-from tests.tuikit import MAKER, ROOT, SAMPLE, finished, settled
+from tests.tuikit import MAKER, ROOT, SAMPLE, WAIT_S, finished, settled
 
 SnapCompare = Callable[..., bool]
 Before = Callable[[Pilot[None]], Awaitable[None]]
@@ -65,6 +67,20 @@ def test_run_screen_at_the_end_on_the_leaderboard(
     snap_compare: SnapCompare, tmp_path: Path
 ) -> None:
     assert snap_compare(sample_app(tmp_path), run_before=to_the_end_on_the_leaderboard)
+
+
+async def to_the_end_on_the_score_tab(pilot: Pilot[None]) -> None:
+    """The run's end, judged: the Score tab shows the verdict above the limits' use."""
+    screen = screen_of(pilot)
+    await settled(screen)
+    await pilot.press("space")
+    await finished(screen)
+    await asyncio.wait_for(screen.judged.wait(), WAIT_S)
+    await pilot.press("6")
+
+
+def test_run_screen_at_the_end_on_the_score_tab(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(sample_app(tmp_path), run_before=to_the_end_on_the_score_tab)
 
 
 async def open_help(pilot: Pilot[None]) -> None:

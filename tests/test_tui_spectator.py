@@ -34,7 +34,7 @@ from arena_tui.record.feed import Backoff, wall_ms
 from arena_tui.report.render import pct, usd
 from arena_tui.tui.app import ArenaApp, make_app
 from arena_tui.tui.catalog import Catalog
-from arena_tui.tui.fmt import clock, stamp
+from arena_tui.tui.fmt import clock, ratio_pct, stamp
 from arena_tui.tui.hostapi import BookDoc, ScoresDoc, SeasonDoc, host_url, paper_label
 from arena_tui.tui.screens.help import key_table
 from arena_tui.tui.screens.spectate import SpectatorScreen
@@ -131,9 +131,9 @@ def as_cells(rows: list[dict[str, Any]]) -> list[list[str]]:
             str(r["rank"]),
             r["entry"],
             usd(r["equity"]),
-            pct(r["return"]),
-            pct(r["mdd"]),
-            pct(r["score"]),
+            ratio_pct(r["return"]),
+            ratio_pct(r["mdd"]),
+            ratio_pct(r["score"]),
             "yes" if r["eligible"] else "no",
             str(r["fill_days"]),
             pct(r["active_share"]),

@@ -2,8 +2,9 @@
 
 With recordings and ``--strategy`` it opens the run screen at once; with ``--spectate
 URL`` the spectator screen of a running ``arena host``; otherwise the start screen, with
-whatever was given listed first and picked. A bad file or season fails here,
-as one ``arena: error:`` line, before Textual takes the terminal.
+whatever was given listed first and picked. A bad file or season fails here, as one
+``arena: error:`` line, before Textual takes the terminal. A run started here writes its
+run log only; its verdict is judged on the screen (the Score tab) when it reaches its end.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def tui_command(
     """
     from arena_tui.run.rundir import refuse_held_run, session_dir
     from arena_tui.tui.app import make_app
-    from arena_tui.tui.source import BacktestSource, RunSpec, prepare
+    from arena_tui.tui.source import BacktestSource, RunSpec, judging_of, prepare
     from arena_tui.tui.spectator import SpectateSpec
 
     given = list(logs or [])
@@ -163,7 +164,10 @@ def tui_command(
             tuple(given), strategy, vs, season, out, latency_ms, seed, force, hook_timeout
         )
         bt, paths = prepare(spec)  # fails here, before the screen opens
-        source = BacktestSource.of_backtest(bt, paths, title=strategy.name)
+        # judged on the screen at its end, as the start screen's runs are (no report files)
+        source = BacktestSource.of_backtest(
+            bt, paths, title=strategy.name, judging=judging_of(spec)
+        )
     catalog = discover(  # the start screen's (esc goes there from a run started here)
         logs=given,
         strategies=[strategy] if strategy else [],

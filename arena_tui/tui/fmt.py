@@ -1,7 +1,8 @@
 """The engine's integers as the run screen writes them, never through a float.
 
 Money and ratios are written exactly as ``arena backtest``'s report writes them (its
-``usd`` and ``pct``: truncated toward zero), so a number on the screen and the same number
+``usd`` and ``pct``: truncated toward zero; a score, R and MDD with ``ratio_pct``'s
+every digit, so S = R - MDD adds up on screen), so a number on the screen and the same number
 in the report read the same. Prices and sizes keep every digit the engine has.
 """
 
@@ -11,9 +12,12 @@ import time
 from decimal import Decimal
 
 from arena_tui.report.render import pct, usd
+from arena_tui.util.human import ratio_pct
 from engine.units import E8
 
-__all__ = ["bar", "clock", "funding_rate", "pct", "px", "span", "stamp", "sz", "usd"]
+__all__ = [
+    "bar", "clock", "funding_rate", "pct", "px", "ratio_pct", "span", "stamp", "sz", "usd",
+]  # fmt: skip
 
 
 def _decimals(frac: int, places: int) -> str:

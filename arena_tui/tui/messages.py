@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -66,3 +66,13 @@ class RunEnded(Message):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__()
         self.outcome = outcome
+
+
+class VerdictReady(Message):
+    """The run's verdict, judged once the run ended (report.json's "verdict"), or the one
+    line saying why it could not be."""
+
+    def __init__(self, verdict: dict[str, Any] | None, error: str | None = None) -> None:
+        super().__init__()
+        self.verdict = verdict
+        self.error = error

@@ -13,6 +13,12 @@ the same ``arena backtest`` run, run log included: watching it changes nothing i
 A live source (``arena paper``'s run on the feed) runs in real time and never waits: its
 ``pace`` only posts snapshots, and pausing freezes the view (one snapshot, then none until
 resumed; the events are kept for then) while the run goes on consuming the feed.
+
+A source started in arena-tui (its start screen, ``arena-tui LOG --strategy X``) carries
+how its verdict is judged when the run reaches its end (``judging``: as ``arena backtest``
+judges it, the twins trading on the same logs); one handed in by ``arena backtest --tui``
+or ``arena paper --tui`` carries none: that command judges the run and prints the report
+once the screen is closed.
 """
 
 from __future__ import annotations
@@ -27,10 +33,12 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from arena_tui.report.verdict import Judging
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import build_backtest
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S, Said
 from arena_tui.run.parts import BacktestResult
+from arena_tui.run.twins import TWINS
 from arena_tui.season.file import SeasonError
 from arena_tui.tui.capture import History, take
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
@@ -67,9 +75,26 @@ class RunSpec:
     hook_timeout: float = DEFAULT_TIMEOUT_S  # seconds one hook call may run (<= 0: no limit)
 
 
+def log_paths(spec: RunSpec) -> list[str]:
+    """The logs ``spec``'s run reads, as the runner names them."""
+    return [str(p) for p in spec.logs]
+
+
+def judging_of(spec: RunSpec) -> Judging:
+    """How ``arena backtest`` judges ``spec``'s run by default: blocks chosen for the run,
+    its seed, ``TWINS`` twins trading on its logs with its latency."""
+    return Judging(
+        epoch=None,
+        seed=spec.seed,
+        twins=TWINS,
+        sources=tuple(log_paths(spec)),
+        latency_ms=spec.latency_ms,
+    )
+
+
 def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
     """The backtest ``arena backtest`` would run for ``spec``, writing its run log."""
-    paths = [str(p) for p in spec.logs]
+    paths = log_paths(spec)
     if not paths:
         raise SeasonError("choose at least one recording")
     bt, _ = build_backtest(
@@ -225,6 +250,8 @@ class BacktestSource:
     ``make`` prepares the run (in the worker: it may read files or fetch ``meta``) and
     returns the runner and how to make its pass; ``live``: a run on the live feed, whose
     :class:`~arena_tui.run.live.LiveFeed` is ``feed`` once made (the screen reads its link).
+    ``judging``: how the screen judges the run at its end (None: not there, see the module
+    docstring; a live run's is set once made, its twins trading on its run log).
     """
 
     def __init__(
@@ -234,11 +261,13 @@ class BacktestSource:
         title: str,
         live: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        judging: Judging | None = None,
     ) -> None:
         self._make = make
         self.title = title
         self.live = live
         self.clock = clock
+        self.judging = judging
         self.result: BacktestResult | None = None
         self.outcome: Outcome | None = None
         self.started = False
@@ -254,11 +283,20 @@ class BacktestSource:
             bt, paths = prepare(spec)
             return bt, _on_logs(bt, paths)
 
-        return cls(make, title=f"{spec.strategy.name}{vs} on {logs}")
+        return cls(make, title=f"{spec.strategy.name}{vs} on {logs}", judging=judging_of(spec))
 
     @classmethod
-    def of_backtest(cls, bt: Backtest, logs: Sequence[str], *, title: str) -> BacktestSource:
-        return cls(lambda: (bt, _on_logs(bt, logs)), title=title)
+    def of_backtest(
+        cls,
+        bt: Backtest,
+        logs: Sequence[str],
+        *,
+        title: str,
+        judging: Judging | None = None,
+    ) -> BacktestSource:
+        """A run already built; ``judging``: None for ``arena backtest --tui`` (it reports
+        after the screen), how to judge it for ``arena-tui LOG --strategy X``."""
+        return cls(lambda: (bt, _on_logs(bt, logs)), title=title, judging=judging)
 
     @classmethod
     def of_paper(cls, spec: PaperSpec) -> BacktestSource:
@@ -268,11 +306,16 @@ class BacktestSource:
         def make() -> tuple[Backtest, Runner]:
             bt, feed = prepare_paper(spec)
             source.feed = feed
+            # the run log is the recording of the feed: the twins trade on it (arena paper)
+            logged = () if bt.log.path is None else (str(bt.log.path),)
+            source.judging = Judging(None, spec.seed, TWINS, logged, spec.latency_ms)
             return bt, _on_feed(bt, feed)
 
         vs = f" vs {spec.vs}" if spec.vs else ""
         coins = ",".join(spec.coins) or "the season's coins"
-        source = cls(make, title=f"{spec.strategy.name}{vs} live on {coins}", live=True)
+        title = f"{spec.strategy.name}{vs} live on {coins}"
+        judging = Judging(None, spec.seed, TWINS, (), spec.latency_ms)  # its logs: once made
+        source = cls(make, title=title, live=True, judging=judging)
         return source
 
     @classmethod

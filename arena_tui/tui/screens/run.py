@@ -14,23 +14,34 @@ that fails says why in a box under the header (``esc`` hides it); one that could
 start (a choice of files the runner refuses) goes back to the start screen and says it
 there. ``esc`` goes back to the start screen, the one it came from or, for a run started
 from the command line, a new one.
+
+When a run started in arena-tui reaches its end, the Score tab judges it (``tui.judge``:
+the twins' pass, in a worker thread, so the screen stays live; "judging: trading 100
+random twins..." meanwhile) and shows the verdict's three answers and the floor as the
+terminal report words them; a failure there is one line in the tab. A run handed in by
+``arena backtest --tui`` is judged by that command after the screen, so the tab says the
+verdict comes with the report.
 """
 
 from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Container, Horizontal
+from textual.containers import Container, Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
 
+from arena_tui.report.verdict import Judging
+from arena_tui.run.parts import BacktestResult
 from arena_tui.tui.feedlink import FeedLink
-from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
+from arena_tui.tui.judge import Stopped, judge, judging_line
+from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted, VerdictReady
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Snapshot
 from arena_tui.tui.source import BacktestSource
@@ -43,6 +54,8 @@ from arena_tui.tui.widgets.pricechart import PriceChart
 from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar, ended_words, season_part
 from arena_tui.tui.widgets.usage import UsageChart
+from arena_tui.tui.widgets.verdict import ELSEWHERE, VerdictPanel
+from arena_tui.util.errors import KNOWN
 
 LIVE_HIDDEN = frozenset({"faster", "slower", "seek"})
 LINK_S = 0.2  # how often a live run's header reads the feed's link
@@ -117,6 +130,8 @@ class RunScreen(Screen[None]):
         self.settled = asyncio.Event()  # the worker is paused, or the run has ended
         self.finished = asyncio.Event()
         self.link: FeedLink | None = None  # a live run's feed, once the worker has it
+        self.verdict: dict[str, Any] | None = None  # report.json's "verdict", once judged
+        self.judged = asyncio.Event()  # the verdict is shown (or why there is none)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -138,7 +153,8 @@ class RunScreen(Screen[None]):
                 yield MarketPanel(id="market-panel")
             with TabPane("Leaderboard", id="leaders"):
                 yield LeaderTable(id="leaders-table")
-            with TabPane("Score", id="score-tab"):
+            with TabPane("Score", id="score-tab"), VerticalScroll(id="score-scroll"):
+                yield VerdictPanel(id="verdict")
                 yield UsageChart(id="usage-chart")
         yield Footer()
 
@@ -148,6 +164,8 @@ class RunScreen(Screen[None]):
         status.live = self.source.live
         status.playback = self.playback.state()
         self.query_one("#run-error", Static).display = False
+        if self.source.judging is None:
+            self.query_one(VerdictPanel).note(ELSEWHERE)
         if self.source.live:
             self.set_interval(LINK_S, self.read_link)
         work = partial(self.source.run, self.playback, self.post_message)
@@ -191,12 +209,54 @@ class RunScreen(Screen[None]):
         self.query_one(StatusBar).ended = ended_words(out.final, out.stopped, out.error)
         self.settled.set()
         self.finished.set()
+        result, how = self.source.result, self.source.judging
+        if out.error is None and not out.stopped and result is not None and how is not None:
+            self.start_judging(result, how)
+        elif how is not None:
+            self.query_one(VerdictPanel).note("no verdict: the run did not reach its end")
+            self.judged.set()
         if out.error is None:
             return
         home = self.app if isinstance(self.app, Home) else None
         if not out.prepared and home is not None and home.back_to_start(out.error):
             return  # the choices were wrong: say so where they are made
         self.show_error(f"the run failed: {out.error}")
+
+    # ---- the verdict, once the run has ended -----------------------------------------
+
+    def start_judging(self, result: BacktestResult, how: Judging) -> None:
+        self.query_one(VerdictPanel).note(judging_line(how))
+        work = partial(self._judge, result, how)
+        self.run_worker(work, name="judge", group="judge", thread=True, exit_on_error=False)
+
+    def _judge(self, result: BacktestResult, how: Judging) -> None:
+        """The worker's body: the verdict, or one line saying why there is none."""
+        worker = get_current_worker()  # cancelled when the app or the screen goes away
+
+        def stopped() -> bool:
+            return self.playback.stopped or worker.is_cancelled
+
+        try:
+            verdict = judge(result, how, stopped)
+        except Stopped:
+            return  # the viewer left: nobody to show it to
+        except KNOWN as exc:
+            self.post_message(VerdictReady(None, str(exc)))
+        except Exception as exc:  # any failure: the tab says it in one line, not a traceback
+            line = next(iter(str(exc).splitlines()), "")
+            self.post_message(VerdictReady(None, f"{type(exc).__name__}: {line}".rstrip(": ")))
+        else:
+            self.post_message(VerdictReady(verdict))
+
+    @on(VerdictReady)
+    def _verdict_ready(self, message: VerdictReady) -> None:
+        panel = self.query_one(VerdictPanel)
+        if message.verdict is None:
+            panel.note(f"no verdict: {message.error}", failed=True)
+        else:
+            self.verdict = message.verdict
+            panel.show(message.verdict)
+        self.judged.set()
 
     def show_error(self, text: str) -> None:
         box = self.query_one("#run-error", Static)

@@ -59,6 +59,12 @@ def dollars(e6: int) -> str:
     return "$" + usd(e6).rsplit(".", 1)[0]
 
 
+def fitted(width: int, *forms: str) -> str:
+    """The first (the fullest) of ``forms`` that fits in ``width`` columns, else the last:
+    a title says less on a narrow panel rather than wrap and push the time axis off."""
+    return next((f for f in forms if len(f) <= width), forms[-1])
+
+
 def chart_lines(
     marks: Sequence[MarkRow], width: int, starting_equity: int, limit_pct: int, rows: int = ROWS
 ) -> list[Text]:
@@ -81,11 +87,16 @@ def chart_lines(
     exit_line = "".join(" " if x is None else spark([x], lo, hi) for x in exits)
     peak = max(m.drawdown for m in marks)
     labels = ["eq   ", *[" " * LABEL] * (rows - 1)]
+    scale = f"{dollars(lo)} to {dollars(hi)}"
+    worst_dd = f"drawdown: worst {pct(peak)}"
     return [
-        Text(f"{dollars(lo)} to {dollars(hi)}, start {dollars(starting_equity)}", style="dim"),
+        Text(fitted(width, f"{scale}, start {dollars(starting_equity)}", scale), style="dim"),
         *(Text(labels[i]).append(line, style="cyan") for i, line in enumerate(eq)),
         Text("exit ").append(exit_line, style="magenta"),
-        Text(f"drawdown: worst {pct(peak)}, limit {limit_pct}%", style="dim"),
+        Text(
+            fitted(width, f"{worst_dd}, limit {limit_pct}%", f"{worst_dd} of {limit_pct}%"),
+            style="dim",
+        ),
         *(
             Text(labels[i].replace("eq", "dd")).append(line, style="red")
             for i, line in enumerate(dd)

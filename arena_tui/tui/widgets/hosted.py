@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from arena_tui.tui.fmt import clock, pct, px, stamp, sz, usd
+from arena_tui.tui.fmt import clock, pct, px, ratio_pct, stamp, sz, usd
 from arena_tui.tui.hostapi import (
     AccountDoc,
     BookDoc,
@@ -160,15 +160,16 @@ class SeasonStrip(CoinView):
 class ScoreRowsTable(KeyedTable):
     """The host's score rows of the latest day, in the order served (its provisional rank)."""
 
+    # 79 columns; R, MDD and S with every digit (``ratio_pct``), S with a gap at -12.345678%
     COLUMNS = (
-        Col("rank", "rank", 5),
-        Col("entry", "entry", 15, right=False),
-        Col("equity", "equity $", 13),
-        Col("r", "R", 9),
-        Col("mdd", "MDD", 8),
-        Col("s", "S", 9),
+        Col("rank", "rank", 4),
+        Col("entry", "entry", 14, right=False),
+        Col("equity", "equity $", 10),
+        Col("r", "R", 11),
+        Col("mdd", "MDD", 10),
+        Col("s", "S", 12),
         Col("eligible", "elig", 5, right=False),
-        Col("days", "days", 6),
+        Col("days", "days", 5),
         Col("active", "active", 8),
     )
 
@@ -180,9 +181,9 @@ class ScoreRowsTable(KeyedTable):
                 str(r.rank),
                 Text(r.entry, style=style),
                 usd(r.equity),
-                pct(r.ret),
-                pct(r.mdd),
-                Text(pct(r.score), style=style),
+                ratio_pct(r.ret),
+                ratio_pct(r.mdd),
+                Text(ratio_pct(r.score), style=style),
                 "yes" if r.eligible else "no",
                 str(r.fill_days),
                 pct(r.active_share),

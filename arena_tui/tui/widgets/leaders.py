@@ -11,20 +11,21 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from arena_tui.tui.fmt import pct, usd
+from arena_tui.tui.fmt import ratio_pct, usd
 from arena_tui.tui.snapshot import Leader
 from arena_tui.tui.widgets.table import Cell, Col, KeyedTable
 
 
 class LeaderTable(KeyedTable):
+    # 79 columns; S, R and MDD with every digit (``ratio_pct``: -12.345678%) and a gap
     COLUMNS = (
-        Col("rank", "rank", 5),
-        Col("entry", "entry", 17, right=False),
-        Col("s", "S", 9),
-        Col("r", "R", 9),
-        Col("mdd", "MDD", 8),
-        Col("equity", "equity $", 12),
-        Col("days", "fill days", 10),
+        Col("rank", "rank", 4),
+        Col("entry", "entry", 15, right=False),
+        Col("s", "S", 12),
+        Col("r", "R", 12),
+        Col("mdd", "MDD", 11),
+        Col("equity", "equity $", 10),
+        Col("days", "days", 6),
         Col("eligible", "eligible", 9, right=False),
     )
 
@@ -35,9 +36,9 @@ class LeaderTable(KeyedTable):
             rows[str(place)] = [
                 "-" if r.rank is None else str(r.rank),
                 Text(r.entry, style=style),
-                Text(pct(r.score), style=style),
-                pct(r.ret),
-                pct(r.mdd),
+                Text(ratio_pct(r.score), style=style),
+                ratio_pct(r.ret),
+                ratio_pct(r.mdd),
                 usd(r.equity),
                 str(r.fill_days),
                 "yes" if r.eligible else "no",

@@ -1,10 +1,11 @@
 """The score panel: the entry's score and how close it is to each of the season's limits.
 
 Equity (and exit-value equity), R, MDD and S are the score as the engine keeps it (as of
-the last minute mark: the numbers ``arena backtest`` reports); then equity now, at the
-marks. Below them, now: drawdown from the peak against
-the limit that pauses the entry, cap used (positions at mark plus reserves) against the
-position cap, open orders against the slots, and eligibility: fill days and active share.
+the last minute mark: the numbers ``arena backtest`` reports, R, MDD and S with every
+digit, so S = R - MDD adds up); then equity now, at the marks, and the rank. Below them,
+now: drawdown from the peak against the limit that pauses the entry, cap used (positions
+at mark plus reserves) against the position cap, open orders against the slots, and
+eligibility: fill days and active share.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from arena_tui.tui.fmt import bar, pct, usd
+from arena_tui.tui.fmt import bar, pct, ratio_pct, usd
 from arena_tui.tui.snapshot import Score
 from engine.units import E8
 
@@ -36,8 +37,9 @@ def score_lines(s: Score) -> list[Text]:
     min_share = s.min_active_pct * 10**6
     return [
         Text(f"equity  ${usd(s.equity)}  exit {exit_eq}"),
-        Text(f"now     ${usd(s.equity_now)}", style="dim"),
-        Text(f"R {pct(s.ret)}  MDD {pct(s.mdd)}  S {pct(s.score)}  rank {rank}"),
+        Text.assemble((f"now     ${usd(s.equity_now)}", "dim"), f"  rank {rank}"),
+        # every digit (S = R - MDD adds up), so a line of its own, in the report's order
+        Text(f"S {ratio_pct(s.score)}  R {ratio_pct(s.ret)}  MDD {ratio_pct(s.mdd)}"),
         _row(
             "drawdown",
             pct(s.drawdown),

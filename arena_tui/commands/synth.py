@@ -149,8 +149,9 @@ def synth_command(
 ) -> None:
     """Write a [bold]synthetic[/] recording: made-up, Hyperliquid-shaped market data, offline.
 
-    Per coin, a seeded random market. --model regimes (the default): a random walk
-    with trends, bursts and overshoots; trades lean the way the price is about to go.
+    Per coin, a seeded random market. --model regimes (the default): a random
+    walk with trends, bursts and overshoots; trades lean the way the price is
+    about to go.
 
     --model walk: no edge for anyone, to measure luck on; --signal BPS plants a
     known edge (the header records both). Trades print at or through the touch.

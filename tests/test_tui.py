@@ -25,7 +25,6 @@ from arena_tui.tui.catalog import Catalog, Item, discover
 from arena_tui.tui.fmt import ratio_pct
 from arena_tui.tui.messages import Happened, SnapshotPosted
 from arena_tui.tui.screens.help import HelpScreen
-from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import StartScreen
 from arena_tui.tui.snapshot import Happening
 from arena_tui.tui.source import BacktestSource, RunSpec, prepare
@@ -37,19 +36,7 @@ from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar
 from engine import events as ev
 from tests import tuikit
-from tests.tuikit import MAKER, ROOT, SAMPLE, aio, finished, settled
-
-
-def run_screen(app: ArenaApp) -> RunScreen:
-    screen = app.screen
-    assert isinstance(screen, RunScreen), screen
-    return screen
-
-
-def trader_spec(tmp_path: Path, body: str = tuikit.TRADER) -> RunSpec:
-    log = tuikit.write_market(tmp_path / "market.jsonl")
-    strategy = tuikit.write_strategy(tmp_path / "trader.py", body)
-    return RunSpec((log,), strategy, None, out=tmp_path / "run")
+from tests.tuikit import MAKER, ROOT, SAMPLE, aio, finished, run_screen, settled, trader_spec
 
 
 def direct_events(spec: RunSpec) -> tuple[list[ev.AnyEvent], dict[str, Any]]:

@@ -31,7 +31,6 @@ from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.fmt import stamp
 from arena_tui.tui.playback import State
 from arena_tui.tui.screens.help import key_table
-from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import StartScreen
 from arena_tui.tui.source import BacktestSource
 from arena_tui.tui.widgets.activity import ActivityLog
@@ -40,15 +39,9 @@ from arena_tui.tui.widgets.status import StatusBar
 from arena_tui.util.jsonout import dumps
 from tests.fakehl import FakeHL
 from tests.paperkit import arena_type, lines, running_season, write_taker
-from tests.tuikit import aio, settled, until
+from tests.tuikit import aio, run_screen, settled, until
 
 WAIT_S = 20.0  # a bound, never reached when things work
-
-
-def run_screen(app: ArenaApp) -> RunScreen:
-    screen = app.screen
-    assert isinstance(screen, RunScreen), screen
-    return screen
 
 
 def ticks_in(run_log: Path) -> int:

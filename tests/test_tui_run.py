@@ -31,7 +31,7 @@ from arena_tui.tui.widgets.market import MarketPanel
 from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import GAP, Part, StatusBar, fit
 from tests import build, market, tuikit
-from tests.tuikit import MAKER, SAMPLE, aio, finished, settled
+from tests.tuikit import MAKER, SAMPLE, aio, finished, run_screen, settled, trader_spec
 
 LATE = """
 from arena_tui.strategy import GTC, Context, Strategy
@@ -51,21 +51,9 @@ class Late(Strategy):
 """
 
 
-def run_screen(app: ArenaApp) -> RunScreen:
-    screen = app.screen
-    assert isinstance(screen, RunScreen), screen
-    return screen
-
-
 def drawn(status: StatusBar) -> str:
     """The header's line as drawn on the terminal, padding aside (not as it would like)."""
     return status.render_line(0).text
-
-
-def trader_spec(tmp_path: Path, body: str = tuikit.TRADER, vs: str | None = None) -> RunSpec:
-    log = tuikit.write_market(tmp_path / "market.jsonl")
-    strategy = tuikit.write_strategy(tmp_path / "trader.py", body)
-    return RunSpec((log,), strategy, vs, out=tmp_path / "run")
 
 
 def test_esc_in_a_run_started_on_the_command_line_goes_to_the_start_screen(

@@ -28,9 +28,8 @@ from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.source import RunSpec, judging_of, prepare
 from arena_tui.tui.widgets.verdict import ELSEWHERE, WAITING, VerdictPanel
-from tests import tuikit
 from tests.clirun import SYNTH, sample_season
-from tests.tuikit import ROOT, WAIT_S, aio, finished
+from tests.tuikit import ROOT, WAIT_S, aio, finished, run_screen, trader_spec
 
 IDLE = """
 from arena_tui.strategy import Strategy
@@ -40,18 +39,6 @@ class Idle(Strategy):
     pass
 """
 LABELS = (("ranked?", "ranked"), ("money?", "money"), ("skill?", "skill"), ("floor:", "floor"))
-
-
-def run_screen(app: ArenaApp) -> RunScreen:
-    screen = app.screen
-    assert isinstance(screen, RunScreen), screen
-    return screen
-
-
-def trader_spec(tmp_path: Path, body: str = tuikit.TRADER) -> RunSpec:
-    log = tuikit.write_market(tmp_path / "market.jsonl")
-    strategy = tuikit.write_strategy(tmp_path / "trader.py", body)
-    return RunSpec((log,), strategy, "baselines", out=tmp_path / "run")
 
 
 def reported(spec: RunSpec, out: Path) -> dict[str, Any]:
@@ -82,7 +69,7 @@ async def judged(screen: RunScreen) -> None:
 async def test_a_run_watched_to_its_end_shows_the_answers_the_report_gives(
     tmp_path: Path,
 ) -> None:
-    spec = trader_spec(tmp_path)
+    spec = trader_spec(tmp_path, vs="baselines")
     want = reported(spec, tmp_path / "direct")
     app = make_app(spec=spec, speed=None)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -112,7 +99,7 @@ async def test_while_the_twins_trade_the_tab_says_so(
         return measure_twins(result, how, progress)
 
     monkeypatch.setattr("arena_tui.tui.judge.measure_twins", slow)
-    app = make_app(spec=trader_spec(tmp_path), speed=None, paused=True)
+    app = make_app(spec=trader_spec(tmp_path, vs="baselines"), speed=None, paused=True)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = run_screen(app)
         panel = screen.query_one(VerdictPanel)
@@ -131,7 +118,7 @@ async def test_while_the_twins_trade_the_tab_says_so(
 
 @aio
 async def test_a_strategy_with_no_fills_reads_no_trades_to_judge(tmp_path: Path) -> None:
-    app = make_app(spec=trader_spec(tmp_path, IDLE), speed=None)
+    app = make_app(spec=trader_spec(tmp_path, IDLE, vs="baselines"), speed=None)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = run_screen(app)
         await judged(screen)
@@ -151,7 +138,7 @@ async def test_judging_that_fails_says_so_in_one_line(
         raise RuntimeError("the twins fell over\nTraceback (most recent call last): ...")
 
     monkeypatch.setattr("arena_tui.tui.judge.measure_twins", broken)
-    app = make_app(spec=trader_spec(tmp_path), speed=None)
+    app = make_app(spec=trader_spec(tmp_path, vs="baselines"), speed=None)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = run_screen(app)
         await judged(screen)
@@ -166,7 +153,7 @@ async def test_judging_that_fails_says_so_in_one_line(
 def test_arena_backtest_tui_leaves_the_verdict_to_its_report(tmp_path: Path) -> None:
     """``arena backtest --tui`` judges the run after the screen: the tab says so and the
     screen judges nothing (the twins would trade twice)."""
-    spec = trader_spec(tmp_path)
+    spec = trader_spec(tmp_path, vs="baselines")
     bt, paths = prepare(spec)
     seen: dict[str, Any] = {}
 
@@ -212,7 +199,7 @@ async def test_leaving_while_the_twins_trade_stops_their_pass(
             ended.set()
 
     monkeypatch.setattr("arena_tui.tui.screens.run.judge", watching)
-    app = make_app(spec=trader_spec(tmp_path), speed=None)
+    app = make_app(spec=trader_spec(tmp_path, vs="baselines"), speed=None)
     async with app.run_test(size=(80, 24)):
         screen = run_screen(app)
         await finished(screen)

@@ -16,9 +16,11 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec
 
+from textual.app import App
 from textual.pilot import Pilot
 
 from arena_tui.tui.screens.run import RunScreen
+from arena_tui.tui.source import RunSpec
 from tests import build, market
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +76,20 @@ def write_market(path: Path, minutes: int = 6) -> Path:
 def write_strategy(path: Path, body: str = TRADER) -> Path:
     path.write_text(body, encoding="utf-8")
     return path
+
+
+def run_screen(app: App[Any]) -> RunScreen:
+    """The app's screen, which must be a run's."""
+    screen = app.screen
+    assert isinstance(screen, RunScreen), screen
+    return screen
+
+
+def trader_spec(tmp_path: Path, body: str = TRADER, vs: str | None = None) -> RunSpec:
+    """A run of ``body`` (the trader by default) on the small market, into tmp/run."""
+    log = write_market(tmp_path / "market.jsonl")
+    strategy = write_strategy(tmp_path / "trader.py", body)
+    return RunSpec((log,), strategy, vs, out=tmp_path / "run")
 
 
 async def settled(screen: RunScreen) -> None:

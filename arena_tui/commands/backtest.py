@@ -127,6 +127,12 @@ def backtest_command(
     ranks nobody). --out also gets report.json, fills.csv, equity.csv and
     chart.svg (docs/report.md describes them).
 
+    Then the verdict, three answers (docs/verdict.md): would it be ranked (at
+    this pace over a season), does it make money after every cost (its block
+    scores against zero), is it skill (its S among --twins random twins: its
+    own trips re-timed at random, one extra engine pass). No fills: no trades
+    to judge.
+
     A strategy's parameters are typed class attributes with defaults
     (docs/strategies.md); --param NAME=VALUE runs it with another value, and
     report.json records every entry's values under "params".

@@ -39,6 +39,18 @@ REVERT = 0.6  # each move overshoots by this share, given back as the deviation 
 VOL_FIX = 1.7  # bursts, trends and overshoots raise the realised volatility this much
 
 
+def touch(grid: Grid, book: Book, mid_px: float, spread: int) -> tuple[int, int]:
+    """The best bid and ask (grid units) ``spread`` ticks apart, centred on the latent mid:
+    the bid is the grid price at or under mid - (spread - 1) ticks / 2, so the book's mid
+    lies within half a tick of the latent one whatever the spread; the book follows."""
+    mid = mid_px * grid.unit
+    tick = grid.tick(max(1, int(mid)))
+    bid = grid.down(max(1, int(mid - (spread - 1) * tick / 2)))
+    ask = grid.above(bid, spread)
+    book.align(bid, ask)
+    return bid, ask
+
+
 class Price:
     """The latent price of one coin and the touch (best bid, best ask) it puts on the book."""
 
@@ -104,9 +116,4 @@ class Price:
         spread = 1 if u < self.tight else 2 if u < (1 + self.tight) / 2 else 3
         if spread == 3 and self.regime == BURST:
             spread += rng.randrange(3)
-        grid = self.grid
-        mid = self.mid * grid.unit
-        tick = grid.tick(max(1, int(mid)))
-        self.bid = grid.down(max(1, int(mid - (spread - 1) * tick / 2)))
-        self.ask = grid.above(self.bid, spread)
-        self.book.align(self.bid, self.ask)
+        self.bid, self.ask = touch(self.grid, self.book, self.mid, spread)

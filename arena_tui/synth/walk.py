@@ -51,7 +51,7 @@ from random import Random
 from arena_tui.synth.book import Book
 from arena_tui.synth.coins import Profile
 from arena_tui.synth.exact import Grid, normal
-from arena_tui.synth.market import CALM, REGIMES
+from arena_tui.synth.market import CALM, REGIMES, touch
 
 REGIMES_MODEL, WALK_MODEL = "regimes", "walk"
 MODELS = (REGIMES_MODEL, WALK_MODEL)
@@ -155,9 +155,4 @@ class Walk:
         # whenever the spread is even. The rounding error has mean zero and never adds up:
         # each second rounds the unrounded walk afresh, so the book's mid is the martingale
         # plus a bounded, centred error (under half a tick: 0.05 bps for BTC).
-        grid = self.grid
-        mid = self.mid * grid.unit
-        tick = grid.tick(max(1, int(mid)))
-        self.bid = grid.down(max(1, int(mid - (spread - 1) * tick / 2)))
-        self.ask = grid.above(self.bid, spread)
-        self.book.align(self.bid, self.ask)
+        self.bid, self.ask = touch(self.grid, self.book, self.mid, spread)

@@ -194,6 +194,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lengths", default="6,12,24", help="run lengths (hours) for power")
     p.add_argument("--signal", type=float, default=40.0, help="--signal BPS of power days")
     p.add_argument("--twins", type=int, default=100)
+    p.add_argument(
+        "--strategies",
+        default=",".join(NULL_STRATEGIES),
+        help="the no-skill strategies judged on each walk day (comma-separated paths)",
+    )
     p.add_argument("--coverage-trials", type=int, default=400, help="series a coverage cell")
     p.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--json", action="store_true")
@@ -203,9 +208,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
-    tasks = [
-        Task(1000 + i, args.hours, None, NULL_STRATEGIES, args.twins) for i in range(args.days)
-    ]
+    nulls = tuple(x.strip() for x in args.strategies.split(",") if x.strip())
+    tasks = [Task(1000 + i, args.hours, None, nulls, args.twins) for i in range(args.days)]
     tasks += [
         Task(5000 + 100 * h + i, h, args.signal, (SIGNAL_STRATEGY,), args.twins)
         for h in lengths

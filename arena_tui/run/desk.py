@@ -7,11 +7,14 @@ so a hundred twins cost one call an input, not a hundred. It is where "trade a t
 strategy traded it" is decided: a taker leg as an IOC through the touch, a maker leg as a
 post-only order at its side's touch, posted again while short of its position (it crossed,
 or rested off the touch for ``REPEG_MS``); a trip's other legs laid from the twin's own
-first fill, so waiting to fill never shortens a hold; a first or last leg that has not
-filled in time (``CHECK_MS`` for a taker's, ``MAKER_PATIENCE_MS`` for a maker's) finished
-as a taker, so the trip is held as long as the strategy held it. Orders go through each
-twin's own :class:`~arena_tui.run.strategy.Context`, checked as a strategy's are, sized to
-the leg's position and trimmed to the cap's headroom.
+first fill, so waiting to fill never shortens a hold. A taker's first or last leg not
+filled after ``CHECK_MS`` is sent again. A maker's first leg is worked at the touch until
+it fills (the strategy's trip began with a passive fill, and the twin's does too), for up
+to ``MAKER_CHECKS`` checks ``MAKER_PATIENCE_MS`` apart, then the trip is given up, never
+entered as a taker (that would charge the twin a spread and taker fees the strategy never
+paid); a maker's last leg is worked as long, then finished as a taker so the trip ends.
+Orders go through each twin's own :class:`~arena_tui.run.strategy.Context`, checked as a
+strategy's are, sized to the leg's position and trimmed to the cap's headroom.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from engine.inputs import Book as BookMsg
 from engine.units import E8, lots_down, notional, tdiv
 
 SLIP_E8 = 500_000  # a taker leg's limit: this far through the touch (0.5%), e8
-MAKER_PATIENCE_MS = 60_000  # a maker's last leg unfilled this long: finished as a taker
+MAKER_PATIENCE_MS = 60_000  # a maker's first or last leg: checked this often for its fill
+MAKER_CHECKS = 5  # checks of a maker's first leg (then given up) or last (then as a taker)
 REPEG_MS = 20_000  # a maker leg resting off the touch this long is posted again at it
 RETRY_MS = 1_000  # no book to price a leg on yet: try again this much later
 RETRIES = 30
@@ -159,6 +163,17 @@ class Desk:
         if leg_i in (ENTRY, END) and tries < CHECKS and self._in_flight(ctx, coin, trip, leg_i):
             self._push(t + CHECK_MS, twin, coin, k, leg_i, tries + 1)  # an IOC still on its way
             return
+        maker = not trip.legs[0 if leg_i == ENTRY else -1].taker
+        waits = maker and (leg_i == ENTRY or (leg_i == END and trip.closed))
+        if waits and tries + 1 < MAKER_CHECKS and self._unfilled(twin, ctx, coin, k, trip, leg_i):
+            self._push(t + MAKER_PATIENCE_MS, twin, coin, k, leg_i, tries + 1)  # still working
+            return
+        if leg_i == ENTRY and maker:  # never filled passively: the trip is given up
+            if self.entering[twin].pop(coin, None) is not None:
+                book.skipped += 1
+                self.working.get(coin, {}).pop(twin, None)
+                self._cancel_coin(ctx, coin)
+            return
         if leg_i == ENTRY:  # the first leg unfilled for so long: enter as a taker
             if self.entering[twin].get(coin) == k and tries < CHECKS:
                 book.finished += 1
@@ -207,6 +222,12 @@ class Desk:
             self._push(t + (CHECK_MS if leg.taker else MAKER_PATIENCE_MS), twin, coin, k, END)
         else:  # open at the run's end: the twin holds it as long, then closes it
             self._push(t + trip.duration_ms - leg.offset_ms, twin, coin, k, END)
+
+    def _unfilled(self, twin: int, ctx: Context, coin: str, k: int, trip: Trip, leg: int) -> bool:
+        """A maker's first leg not filled yet, or its last leg short of flat."""
+        if leg == ENTRY:
+            return self.entering[twin].get(coin) == k
+        return ctx.account.position(coin) != trip.legs[-1].target_e8
 
     @staticmethod
     def _in_flight(ctx: Context, coin: str, trip: Trip, leg_i: int) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from arena_tui.report.table import pct
 from arena_tui.report.verdict_text import SHORT
 from arena_tui.sweep.plot import bar, groups
 from arena_tui.sweep.progress import Line, Progress
@@ -376,6 +377,12 @@ def test_a_variant_that_never_trades_is_never_chosen(days: Path, tmp_path: Path)
     table = arena("sweep", "show", str(tmp_path / "s"), env=WIDE).stdout
     (row,) = [line for line in table.splitlines() if "tiny-noti5" in line]
     assert row.split()[0] == "-" and row.endswith("no fills")
+    # The per-parameter bars speak of the variants that may be chosen: 0 fills is no score
+    plot = table[table.index("score against each parameter") :].splitlines()
+    (five,) = [line for line in plot if line.split()[:1] == ["5"]]
+    assert five.split()[1:] == ["none", "of", "its", "variants", "may", "be", "chosen"]
+    (full,) = [line for line in plot if line.split()[:1] == ["200"]]
+    assert "█" in full and pct(first["score"]) in full
     alone = arena("sweep", str(tiny), str(days), "--param", "notional_usd=1,5", "--holdout",
                   "50%", "--epoch", "10m", "--workers", "1", "--out", str(tmp_path / "t"),
                   env=WIDE)  # fmt: skip

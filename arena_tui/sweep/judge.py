@@ -36,6 +36,7 @@ from arena_tui.report.verdict_text import fill_texts
 from arena_tui.run.params import ParamValue
 from arena_tui.sweep.jobs import EntryResult
 from arena_tui.sweep.luck import luck_doc
+from arena_tui.util.human import plural
 from engine import Rules
 from engine.units import tdiv
 
@@ -220,8 +221,9 @@ def judge_fold(
     doc: dict[str, Any] = {
         "fold": index,
         "objective": (
-            f"mean training S among the variants with at least {max(1, min_fills)} "
-            "training fills that would be ranked at the training days' pace"
+            f"mean training S among the variants with at least "
+            f"{plural(max(1, min_fills), 'training fill')} that would be ranked at the "
+            "training days' pace"
         ),
         "min_fills": min_fills,
         "variants": rows,

@@ -71,25 +71,37 @@ def bar(value: int, top: int) -> str:
     return " " * BAR_W + "|" + "█" * n + " " * (BAR_W - n)
 
 
-def points_of(doc: dict[str, Any], name: str) -> list[tuple[object, int]]:
-    """(value, training S) of every variant of the last fold, the chosen one first."""
-    return [(v["params"][name], v["score"]) for v in doc["folds"][-1]["variants"]]
+def points_of(
+    doc: dict[str, Any], name: str, choosable: bool = False
+) -> list[tuple[object, int]]:
+    """(value, training S) of every variant of the last fold, the chosen one first;
+    ``choosable``: only those that may be chosen (a variant with no fills scores 0, which
+    says nothing of the value)."""
+    variants = doc["folds"][-1]["variants"]
+    return [
+        (v["params"][name], v["score"])
+        for v in variants
+        if not choosable or v.get("excluded") is None
+    ]
 
 
 def param_lines(doc: dict[str, Any], width: int | None) -> list[str]:
-    """A block of bars per swept parameter with more than one value."""
+    """A block of bars per swept parameter with more than one value, over the variants that
+    may be chosen; a value none of whose variants may be says so instead of a bar."""
     out: list[str] = []
     for name in doc["params"]:
-        rows = groups(points_of(doc, name))
-        if len(rows) < 2:
+        rows = groups(points_of(doc, name, choosable=True))
+        shown = {label for label, _, _ in rows}
+        barred = [label for label, _, _ in groups(points_of(doc, name)) if label not in shown]
+        if len(rows) + len(barred) < 2:
             continue
         means = [tdiv(sum(s), len(s)) for _, s, _ in rows]
-        top = max(abs(m) for m in means) or 1
-        label_w = max(len(r[0]) for r in rows)
+        top = max((abs(m) for m in means), default=0) or 1
+        label_w = max(len(label) for label in [*shown, *barred])
         if not out:
             out.append(
-                "score against each parameter: mean training S of the variants with each "
-                "value (best in brackets; * the chosen one's)"
+                "score against each parameter: mean training S of the variants that may be "
+                "chosen with each value (best in brackets, how many; * the chosen one's)"
             )
         out.append(name)
         for (label, scores, chosen), m in zip(rows, means, strict=True):
@@ -98,6 +110,7 @@ def param_lines(doc: dict[str, Any], width: int | None) -> list[str]:
                 f"  {label:>{label_w}} {mark}{bar(m, top)} {pct(m):>8} ({pct(max(scores))}, "
                 f"{len(scores)})".rstrip()
             )
+        out.extend(f"  {label:>{label_w}}  none of its variants may be chosen" for label in barred)
     return out
 
 

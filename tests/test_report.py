@@ -300,6 +300,7 @@ def test_would_it_be_ranked_at_this_pace() -> None:
     short = pace(rules, eligible=False, fill_days=1, days=1, active_marks=60, marks=100, fills=3)
     assert short["answer"] == "at_pace" and short["projected_fill_days"] == 28
     assert ranked_text(short).startswith("not in this run (fill days 1 of 10); at this pace")
+    assert ranked_text(short).endswith(": it would be ranked")
     idle = pace(rules, eligible=False, fill_days=1, days=1, active_marks=19, marks=100, fills=3)
     assert idle["answer"] == "no" and ranked_text(idle).endswith("still not")
     rare = pace(rules, eligible=False, fill_days=1, days=3, active_marks=50, marks=100, fills=1)

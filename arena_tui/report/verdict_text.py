@@ -46,7 +46,7 @@ def ranked_text(r: dict[str, Any]) -> str:
         f"(needs {r['min_fill_days']}) and active {share} (needs {r['min_active_pct']}%)"
     )
     if answer == "at_pace":
-        return f"not in this run ({reasons}); {pace}: it would be"
+        return f"not in this run ({reasons}); {pace}: it would be ranked"
     return f"no: {reasons}; {pace}: still not"
 
 

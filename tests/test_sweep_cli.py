@@ -240,7 +240,10 @@ def test_folds_and_random_search(days: Path, tmp_path: Path) -> None:
     assert folds[0]["holdout_days"] == [folds[1]["train_days"][-1]]
     assert all(len(f["variants"]) == 3 for f in folds)
     assert doc["verdict"]["money"]["blocks"] == 12  # both folds' held-out blocks, pooled
-    assert doc["verdict"]["skill"]["twins"] == 100  # each twin's mean over both held-out days
+    skill = doc["verdict"]["skill"]
+    assert skill["twins"] == 100  # each twin's mean over both held-out days
+    if "score" in skill:  # S is a mean of days, and the sentence says so
+        assert skill["days"] == 2 and "(mean daily S over 2 held-out days)" in skill["text"]
     second = arena("sweep", *args, "--workers", "1", "--out", str(tmp_path / "b"))
     other = json.loads(second.stdout)
     assert [v["name"] for v in other["folds"][0]["variants"]] == [

@@ -76,6 +76,8 @@ def skill_text(s: dict[str, Any]) -> str:
     if answer in ("off", "not_measured"):
         return f"not measured: {s['why']}"
     n, score = s["twins"], ratio_pct(s["score"])
+    if s.get("days", 1) > 1:  # a sweep's held-out days: each day its own twins
+        score = f"{score} (mean daily S over {s['days']} held-out days)"
     if answer == "no_freedom":
         return (
             f"can't tell: it is in the market nearly all the run, so its {n} random twins "

@@ -189,6 +189,8 @@ def holdout_doc(
             else paired_verdict([diffs[k] for k in sorted(diffs)], seed)
         ),
     }
+    if len(held) > 1 and "score" in doc["skill"]:
+        doc["skill"]["days"] = len(held)  # S is the mean daily S, the twins' too
     doc["verdict"] = "no_trades" if fills == 0 else doc["skill"]["answer"]
     return fill_texts(doc)
 

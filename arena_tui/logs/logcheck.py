@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.logs.catalog import kind_of
+from arena_tui.logs.logerror import no_header
 from arena_tui.logs.logfile import (
     BadLine,
     LogError,
@@ -356,5 +357,6 @@ def check_logs(
             note = f"final line has no trailing newline ({torn}): a torn write"
             report.notes.append({"file": path, "line": lineno + 1, "note": note + ", ignored"})
         if lineno == 0 and not any(e["file"] == path for e in report.file_errors):
-            report.file_errors.append({"file": path, "reason": "empty log: no header line"})
+            why = no_header(path, len(tails[0]) if tails else 0).message
+            report.file_errors.append({"file": path, "reason": why})
     return report

@@ -26,6 +26,7 @@ import msgspec
 
 from arena_tui.logs.daycache import DayCacheWriter
 from arena_tui.logs.logerror import LogError as LogError  # re-exported: its home before
+from arena_tui.logs.logerror import no_header
 from engine.inputs import KNOWN_ARENA_TYPES, KNOWN_CHANNELS, Header, Line
 
 LOG_VERSION = 1
@@ -91,11 +92,18 @@ def iter_raw_lines(
         raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
 
 
+def first_line(path: str | os.PathLike[str]) -> bytes:
+    """Line 1 of a log file, unchecked; a file with no complete line 1 (empty, or cut inside
+    it) is one LogError saying which."""
+    cut: list[bytes] = []
+    for raw in iter_raw_lines(path, torn=cut.append):
+        return raw
+    raise no_header(path, len(cut[0]) if cut else 0)
+
+
 def read_header(path: str | os.PathLike[str]) -> Header:
     """Line 1 of a log file, checked."""
-    for raw in iter_raw_lines(path):
-        return parse_header(path, raw)
-    raise LogError(path, 1, "empty log: no header line")
+    return parse_header(path, first_line(path))
 
 
 def parse_header(path: str | os.PathLike[str], raw: bytes) -> Header:
@@ -296,7 +304,7 @@ class LogReader:
                     ) from None
                 raise
             if n == 0:
-                raise LogError(path, 1, "empty log: no header line")
+                raise no_header(path, len(rest))
             try:
                 self._check_last(path, prev_t if n > 1 else None, want_first)
             except LogError:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from arena_tui.logs.logerror import no_header
 from arena_tui.logs.logfile import (
     CHUNK,
     LogError,
@@ -53,7 +54,7 @@ def head(path: str) -> tuple[bytes, bytes | None]:
         raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
     lines = buf.split(b"\n")
     if len(lines) < 2:
-        raise LogError(path, 1, "empty log: no header line")
+        raise no_header(path, len(buf))
     parse_header(path, lines[0])
     return lines[0], (lines[1] if len(lines) > 2 else None)
 

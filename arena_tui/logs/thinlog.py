@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
@@ -25,14 +26,17 @@ from typing import IO, Any, cast
 import lz4.frame
 import msgspec
 
+from arena_tui.logs.logerror import no_header
 from arena_tui.logs.logfile import (
     CHUNK,
     BadLine,
     LogError,
     LogReader,
     decode_line,
+    first_line,
     iter_raw_lines,
     line_t,
+    open_binary,
     parse_header,
 )
 from engine.inputs import Header, Line
@@ -79,24 +83,21 @@ _AT = msgspec.json.Decoder(_At)
 
 
 def is_thin(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a thin run log (a plain file whose line 1 says ``arena_run``)."""
-    name = str(path)
-    if name.endswith((".gz", ".lz4")):
-        return False
+    """Whether ``path`` is a thin run log (a file whose line 1 says ``arena_run``; one
+    compressed afterwards, ``run.jsonl.gz``, is read as the plain one)."""
     try:
-        with open(name, "rb") as f:
+        with open_binary(path) as f:
             return f.read(len(THIN)) == THIN
-    except OSError:
-        return False
+    except (EOFError, OSError, RuntimeError, zlib.error):
+        return False  # unreadable: the reader says why
 
 
 def read_any_header(path: str | os.PathLike[str]) -> Header:
     """Line 1 of a log checked as a header; for a thin run log, the full log's header."""
+    raw = first_line(path)  # a file cut inside line 1 is one error, thin or not
     if is_thin(path):
-        return parse_header(path, bytes(_head(path, next(iter_raw_lines(path))).header))
-    for raw in iter_raw_lines(path):
-        return parse_header(path, raw)
-    raise LogError(path, 1, "empty log: no header line")
+        return parse_header(path, bytes(_head(path, raw).header))
+    return parse_header(path, raw)
 
 
 def _head(path: str | os.PathLike[str], raw: bytes) -> _Head:
@@ -303,7 +304,8 @@ class ThinRun:
         end: _EndBody | None = None
         own: list[_Own] = []
         lineno = 0
-        for lineno, raw in enumerate(iter_raw_lines(self.path), start=1):
+        cut: list[bytes] = []
+        for lineno, raw in enumerate(iter_raw_lines(self.path, torn=cut.append), start=1):
             if lineno == 1:
                 head = _head(self.path, raw)
                 self.header = bytes(head.header)
@@ -319,7 +321,7 @@ class ThinRun:
                 continue
             own.append(self._own(raw, lineno, own[-1].at if own else 0))
         if head is None:
-            raise LogError(self.path, 1, "empty log: no header line")
+            raise no_header(self.path, len(cut[0]) if cut else 0)
         if end is None:
             raise LogError(
                 self.path,

@@ -5,19 +5,29 @@ engine ignores them, so a note is carried in the log line of its order and nowhe
 engine's inputs. Everything that shows notes (the host's views, a run's fills, the report)
 reads them back from the logged line here, and everything that takes one (the strategy
 API, the HTTP API) checks it here, so the two sides agree on what a note may be.
+
+A note is one line of text: at most 280 characters, valid Unicode, and no control
+character (C0: NUL, BEL, ESC, tab, newline, carriage return...; DEL; C1), so a note can
+never drive a terminal it is printed on or split a row it is shown in. A log written before
+that rule (or by another writer) may still hold such a note: ``note_in`` reads it back as it
+is, so the log still replays, and whatever shows it neutralises it
+(``arena_tui.util.text``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 
 MAX_NOTE_CHARS = 280  # characters (code points), as a post on a social network counts them
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0 (tab and newline too), DEL and C1
 
 
 class NoteError(ValueError):
-    """A note that may not be logged: not a string, too long, or not encodable as UTF-8."""
+    """A note that may not be logged: not a string, too long, not encodable as UTF-8, or
+    holding a control character."""
 
 
 def check_note(value: object) -> str | None:
@@ -32,6 +42,12 @@ def check_note(value: object) -> str | None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise NoteError("note is not valid Unicode (a lone surrogate)") from None
+    bad = CONTROL.search(value)
+    if bad is not None:
+        raise NoteError(
+            f"note has a control character (U+{ord(bad.group()):04X} at character "
+            f"{bad.start() + 1}): a note is one line of text, no tab, newline or escape"
+        )
     return value or None
 
 

@@ -2,13 +2,14 @@
 
 Why this module exists: the runner says what happened (engine events, per entry); this
 module only renders it: ``report.json`` (everything, for programs), ``fills.csv`` and
-``equity.csv`` (every fill, every minute mark with its exit-value equity), ``fills.jsonl``
+``equity.csv`` (every fill, every minute mark with its exit-value equity; every cell through
+``util.text.CsvWriter``, so no note or name can be a spreadsheet formula), ``fills.jsonl``
 (every fill with its quote and its order's note, as ``arena replay --quotes`` writes it),
-``chart.svg``,
-and the printed report: the ranked table with the score, costs and activity of each entry
-and why it is not eligible, warnings where exit-value equity fell far from mark equity,
-whether the strategy beats the random control block by block (``table``,
-``arena_tui.report.verdict`` and ``verdict_text``), and a text chart (``charts``), fitted to
+``chart.svg``, and the printed report (every line without control characters, whoever
+wrote the log): the ranked table with the score, costs and activity of each entry and why
+it is not eligible, warnings where exit-value equity fell far from mark equity, whether the
+strategy beats the random control block by block (``table``, ``arena_tui.report.verdict``
+and ``verdict_text``), and a text chart (``charts``), fitted to
 the terminal's width. report.json holds integers only (money e6, ratios e8, times ms; the
 verdict's mean and interval too) and paths relative to the run directory; docs/report.md
 describes every file.
@@ -20,7 +21,6 @@ disagree about a run, whether it was a backtest, a paper run or a log replayed.
 
 from __future__ import annotations
 
-import csv
 import os
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from arena_tui.run.stats import MarkRow
 from arena_tui.season.file import PAPER
 from arena_tui.util.human import Progress, iso_ms
 from arena_tui.util.jsonout import dumps
+from arena_tui.util.text import CsvWriter, printable
 from engine import Rules
 from engine import events as ev
 from engine.orders import format_cloid
@@ -195,7 +196,7 @@ def write_fills(result: BacktestResult, path: Path) -> None:
     (``coin_asset`` is the asset index), then the fill's ``coin`` and ``time_utc``, then its
     quote and its order's note (``QUOTE_COLUMNS``)."""
     with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
+        w = CsvWriter(f)
         w.writerow(
             [
                 "t",
@@ -248,7 +249,7 @@ def write_quotes(result: BacktestResult, path: Path) -> None:
 
 def write_equity(result: BacktestResult, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
+        w = CsvWriter(f)
         w.writerow(EQUITY_COLUMNS)
         for e in result.entrants:
             for m in e.stats.marks:
@@ -320,6 +321,14 @@ def write_files(
     return doc
 
 
+def printed_report(doc: dict[str, Any], width: int | None, out: Path, chart: str = "") -> str:
+    """The report as printed: the table (``table``), then the chart, every line without
+    control characters (``util.text.printable``): a log or a report.json someone else wrote
+    cannot drive the terminal through it."""
+    text = table(doc, width, out) + ("\n\n" + chart if chart else "")
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def write_report(
     result: BacktestResult,
     out: Path,
@@ -334,7 +343,7 @@ def write_report(
     if as_json:
         typer.echo(dumps(doc))
         for line in exit_warnings(doc):
-            typer.echo(f"arena: {line}", err=True)
+            typer.echo(printable(f"arena: {line}"), err=True)
         return
     rules = result.replay.season.rules
     width = terminal_width()
@@ -344,7 +353,7 @@ def write_report(
         rules.drawdown_limit_pct,
         width,
     )
-    typer.echo(table(doc, width, out) + ("\n\n" + chart if chart else ""))
+    typer.echo(printed_report(doc, width, out, chart))
     typer.echo(f"chart         {out / 'chart.svg'}")
     if (out / HTML_FILE).is_file():
         typer.echo(f"report        {out / HTML_FILE}")

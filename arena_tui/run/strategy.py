@@ -143,10 +143,10 @@ class Context:
         """The seven fields exactly (prices and sizes as e8 integers), sent unchanged.
 
         A field the HTTP API would refuse (a float price, a string asset, a size out of
-        uint64, a cloid out of uint128, a note over 280 characters) raises
-        :class:`StrategyError` here, naming the calling line, the field and the value;
-        nothing is sent. ``note``: words logged with the order and shown with its fills
-        (never read by the engine).
+        uint64, a cloid out of uint128, a note over 280 characters or with a control
+        character) raises :class:`StrategyError` here, naming the calling line, the field
+        and the value; nothing is sent. ``note``: one line of words logged with the order
+        and shown with its fills (never read by the engine).
         """
         c = Call("ctx.order", self.path)
         asset_hint = " (use ctx.asset_of(coin))"
@@ -204,8 +204,9 @@ class Context:
 
         The price rounds down to Hyperliquid's grid and the size down to whole lots, so the
         order never pays more or buys more than asked. Returns the order's cloid (one is
-        assigned when not given), to cancel it before its oid is known. ``note``: at most
-        280 characters, logged with the order and shown with its fills.
+        assigned when not given), to cancel it before its oid is known. ``note``: one line of
+        at most 280 characters (no tab, newline or other control character), logged with
+        the order and shown with its fills.
         """
         return self._human(coin, True, px, sz, tif, reduce_only, cloid, note)
 

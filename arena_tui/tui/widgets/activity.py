@@ -5,6 +5,10 @@ Every event the worker sends is counted (the tab's title says how many); the new
 ``KEEP`` are kept and only the lines on screen are ever formatted and drawn, so a run
 with tens of thousands of events costs the screen next to nothing (a DataTable re-indexes
 every row to drop one; a RichLog renders every line it is given).
+
+What an entry wrote (a fill's note, a line it printed) is shown without control characters
+(``util.text.printable``): a note logged before notes were checked, or a strategy printing
+escape sequences, cannot recolour or move the screen.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from arena_tui.run.hooks import Said
 from arena_tui.tui.fmt import clock, sz, usd
 from arena_tui.tui.fmt import px as fpx
 from arena_tui.tui.snapshot import Happening
+from arena_tui.util.text import printable
 from engine import events as ev
 
 KEEP = 2_000
@@ -42,7 +47,7 @@ def describe(h: Happening) -> tuple[str, str, str]:
     """(what, style, detail) of one event; a fill's ends with its quote and its note."""
     e = h.event
     if isinstance(e, Said):
-        return "said", "cyan", e.text
+        return "said", "cyan", printable(e.text.expandtabs(4))
     if isinstance(e, ev.Fill):
         side = "buy" if e.is_buy else "sell"
         how = "taker" if e.taker else "maker"
@@ -51,7 +56,7 @@ def describe(h: Happening) -> tuple[str, str, str]:
         if e.quote is not None:
             text += f" · {quote_brief(e.quote)}"
         if h.note:
-            text += f" · “{h.note}”"
+            text += f" · “{printable(h.note)}”"
         return "fill", "bold green", text
     if isinstance(e, ev.Rejected):
         ref = f" oid {e.oid}" if e.oid else ""
@@ -86,7 +91,8 @@ WHAT = {
 def row(h: Happening) -> tuple[str, str, str, str, str]:
     """(time, entry, what, coin, detail) of one event, as plain text."""
     what, _, detail = describe(h)
-    return clock(h.event.t), str(getattr(h.event, "entry", "")), what, h.coin or "", detail
+    entry = printable(str(getattr(h.event, "entry", "")))
+    return clock(h.event.t), entry, what, h.coin or "", detail
 
 
 class ActivityLog(ScrollView, can_focus=True):

@@ -281,7 +281,10 @@ def test_a_page_that_is_not_an_arena_host_is_one_error(honest: FakeHost, tmp_pat
     honest.season_file = b""
     v = verifier(honest, tmp_path)
     v.remote = Remote(URL, httpx.Client(base_url=URL, transport=httpx.MockTransport(_html)))
-    with pytest.raises(VerifyError, match=r"HTTP 404 \(text/html\): not an arena host"):
+    with pytest.raises(
+        VerifyError,
+        match=rf"^{URL}: not an arena host \(GET /v1/season answered HTTP 404, text/html\)$",
+    ):
         v.once()
 
 

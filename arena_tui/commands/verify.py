@@ -93,7 +93,9 @@ def verify_command(
     row's rank, equity, return, mdd, score, eligible, fill_days and
     active_share. The first difference is named (entry, UTC day, field,
     published and recomputed values) and the exit status is 1; 0 when
-    every row agrees. It proves the scores follow from the log and the
+    every row agrees. A URL that does not answer as an arena host is
+    one line, "URL: not an arena host (why)", exit 1, and nothing is
+    compared. It proves the scores follow from the log and the
     rules; it cannot prove the log holds what the agents sent
     (docs/verify.md).
 

@@ -105,6 +105,11 @@ class LogReplay:
     def final(self) -> bool:
         return self.engine.final
 
+    def may_be_header(self) -> bool:
+        """Whether the bytes held short of line 1 may still become a log's header (a JSON
+        object): a web page, say, cannot."""
+        return self._rest.lstrip()[:1] in (b"", b"{")
+
     def feed(self, data: bytes) -> None:
         """Take the next bytes of the log; apply every line they complete."""
         if not data:

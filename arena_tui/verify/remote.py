@@ -2,7 +2,12 @@
 
 Every way the host can fail to answer as an arena host does (unreachable, an HTML page, a
 404, a body that is not the JSON expected, a log that shrank) is one :class:`VerifyError`
-line naming the URL, never a traceback.
+line naming the URL, never a traceback. A server that does not answer as an arena host
+at all (any other page, any other JSON, an error that is not the API's) is one line,
+``URL: not an arena host (why)`` (:class:`NotArenaHost`), and nothing is compared: its
+``/v1/season`` must be the API's object (an ``id``, a 64-hex ``rules_sha256``, integer
+``start`` and ``end``), its ``/v1/scores`` the API's rows, its errors the API's
+``{"error": ...}``, before a difference can be reported.
 """
 
 from __future__ import annotations
@@ -18,10 +23,18 @@ from arena_tui.util.errors import ArenaError
 TIMEOUT_S = 30.0
 _RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 _UNSATISFIED = re.compile(r"bytes \*/(\d+)")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class VerifyError(ArenaError):
     """The host cannot be verified: unreachable, not an arena host, or a broken answer."""
+
+
+class NotArenaHost(VerifyError):
+    """The URL answers, but not as an arena host does: ``URL: not an arena host (why)``."""
+
+    def __init__(self, url: str, why: str) -> None:
+        super().__init__(f"{url}: not an arena host ({why})")
 
 
 def base_url(url: str) -> str:
@@ -61,37 +74,48 @@ class Remote:
         return r
 
     def _refused(self, path: str, r: httpx.Response) -> VerifyError:
+        """A status other than the one wanted: the API's own error (an arena host
+        without this endpoint, say), or not an arena host at all."""
         kind = r.headers.get("content-type", "").split(";")[0] or "no content type"
-        if r.status_code == 404 or kind != "application/json":
-            return VerifyError(
-                f"{self.where(path)}: HTTP {r.status_code} ({kind}): not an arena host, or "
-                "one without this endpoint (arena host serves it)"
-            )
-        return VerifyError(f"{self.where(path)}: HTTP {r.status_code}: {r.text[:200]}")
+        doc = _json_of(r) if kind == "application/json" else None
+        if not isinstance(doc, dict) or not isinstance(doc.get("error"), str):
+            return NotArenaHost(self.url, f"GET {path} answered HTTP {r.status_code}, {kind}")
+        detail = doc.get("detail")
+        said = doc["error"] + (f": {_short(detail)}" if isinstance(detail, str) else "")
+        return VerifyError(f"{self.where(path)}: HTTP {r.status_code} {said}")
 
-    def _json(self, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    def _json(self, path: str) -> dict[str, Any]:
         r = self._get(path)
-        try:
-            doc = r.json()
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict) or any(k not in doc for k in keys):
-            raise VerifyError(
-                f"{self.where(path)}: not an arena host's answer (want a JSON object with "
-                f"{', '.join(keys)})"
-            )
+        doc = _json_of(r)
+        if not isinstance(doc, dict):
+            kind = r.headers.get("content-type", "").split(";")[0] or "no content type"
+            raise NotArenaHost(self.url, f"GET {path} answered {kind}, not a JSON object")
         return doc
 
     def season(self) -> dict[str, Any]:
-        return self._json("/v1/season", ("id", "rules_sha256", "start", "end"))
+        """``/v1/season``, the answer that says the URL is an arena host (or not)."""
+        doc = self._json("/v1/season")
+        wrong = [name for name, ok in _SEASON_FIELDS.items() if not ok(doc.get(name))]
+        if wrong:
+            raise NotArenaHost(
+                self.url, f"GET /v1/season is not the API's season: no valid {', '.join(wrong)}"
+            )
+        return doc
 
     def scores(self) -> dict[str, Any]:
-        doc = self._json("/v1/scores", ("season", "final", "rows"))
-        rows = doc["rows"]
-        if not isinstance(rows, list) or not all(_is_row(r) for r in rows):
-            raise VerifyError(
-                f"{self.where('/v1/scores')}: rows must be objects with an entry, a day and "
-                "a mark t"
+        doc = self._json("/v1/scores")
+        rows = doc.get("rows")
+        season, final = doc.get("season"), doc.get("final")
+        if (
+            not isinstance(season, str)
+            or not isinstance(final, bool)
+            or not isinstance(rows, list)
+            or not all(_is_row(r) for r in rows)
+        ):
+            raise NotArenaHost(
+                self.url,
+                "GET /v1/scores is not the API's score rows (a season, final, and rows "
+                "with an entry, a day and a mark t)",
             )
         return doc
 
@@ -166,6 +190,30 @@ class Remote:
                 f"{self.where('/v1/log')}: the log changed under us: it holds {size} bytes "
                 f"now, {offset} were read before (a new log, or a restarted season?)"
             )
+
+
+def _json_of(r: httpx.Response) -> Any:
+    try:
+        return r.json()
+    except ValueError:  # (not JSON, or not UTF-8)
+        return None
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int
+
+
+_SEASON_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "id": lambda v: isinstance(v, str) and v != "",
+    "rules_sha256": lambda v: isinstance(v, str) and _SHA256.fullmatch(v) is not None,
+    "start": _is_int,
+    "end": _is_int,
+}
 
 
 def _is_row(r: Any) -> bool:

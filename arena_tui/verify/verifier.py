@@ -25,7 +25,7 @@ from arena_tui.season.file import SeasonError, load_season
 from arena_tui.util.human import utc_ms
 from arena_tui.verify.compare import Difference, Judgement, floors, judge
 from arena_tui.verify.logreplay import HeaderMismatch, LogReplay
-from arena_tui.verify.remote import Remote, VerifyError
+from arena_tui.verify.remote import NotArenaHost, Remote, VerifyError
 from engine import Season
 
 WAIT_S = 15.0  # how long a published mark may stay beyond the log before it is a difference
@@ -190,6 +190,9 @@ class Verifier:
             return Round(replay.received - before, Judgement(difference=diff), False)
         if replay.received == 0:
             raise VerifyError(f"{self.remote.where('/v1/log')}: the log is empty (no header)")
+        if replay.header is None and not replay.may_be_header():
+            why = f"GET /v1/log is not an arena log: {replay.received:,} bytes, no JSON line"
+            raise NotArenaHost(self.remote.url, why)
         judgement = judge(rows, bool(scores["final"]), replay)
         out.rounds += 1
         out.log_sha256, out.log_bytes, out.inputs = replay.sha256, replay.complete, replay.inputs
@@ -235,7 +238,7 @@ class Verifier:
             try:
                 self.settled_round()
             except LogError as exc:
-                raise VerifyError(f"the log does not decode: {exc}") from None
+                raise self._undecodable(exc) from None
         return out
 
     def follow(self, interval: float, on_round: Callable[[Round], None]) -> Outcome:
@@ -249,5 +252,12 @@ class Verifier:
                     break
                 self.sleep(interval)
         except LogError as exc:
-            raise VerifyError(f"the log does not decode: {exc}") from None
+            raise self._undecodable(exc) from None
         return out
+
+    def _undecodable(self, exc: LogError) -> VerifyError:
+        """The log does not decode; not even its header: not an arena host's log."""
+        if self.replay is not None and self.replay.header is None:
+            why = f"GET /v1/log is not an arena log: {exc.message}"
+            return NotArenaHost(self.remote.url, why)
+        return VerifyError(f"the log does not decode: {exc}")

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from arena_tui.host import answers, logserve
 from arena_tui.host import schemas as s
@@ -307,11 +307,21 @@ class Api:
         try:
             sender = asyncio.create_task(send_stream(ws, sub))
             receiver = asyncio.create_task(_until_closed(ws))
-            _, pending = await asyncio.wait({sender, receiver}, return_when="FIRST_COMPLETED")
-            for task in pending:
-                task.cancel()
+            await first_of(sender, receiver)
         finally:
             self.views.unsubscribe(sub)
+
+
+async def first_of(*tasks: asyncio.Task[None]) -> None:
+    """Until the first of a stream's ``tasks`` ends (the others are cancelled); a client
+    that went away while a message was sent is how a stream ends, not an error."""
+    done, pending = await asyncio.wait(set(tasks), return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    for task in done:
+        exc = task.exception()
+        if exc is not None and not isinstance(exc, WebSocketDisconnect):
+            raise exc
 
 
 async def accept_stream(

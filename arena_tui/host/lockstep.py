@@ -41,6 +41,7 @@ from typing import Any
 
 import msgspec
 
+from arena_tui.host.schemas import decode_failure
 from arena_tui.host.views import Views, event_doc
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.market import AssetContext, Book, Trade
@@ -99,6 +100,8 @@ def parse_wake(doc: Any, coins: list[str]) -> Wake:
         body = msgspec.convert(doc, WakeBody, strict=True)
     except msgspec.ValidationError as exc:
         raise BadWake(f"wake: {exc}") from None
+    except Exception as exc:  # (a RecursionError: nested too deeply)
+        raise BadWake(f"wake: {decode_failure(exc)}") from None
     for coin in body.coins or ():
         if coin not in coins:
             raise BadWake(f"wake: coin {coin!r} is not one of this season's {coins}")

@@ -9,7 +9,9 @@ await, so one runs there as a plain call). Orders and cancels go to the gate ins
 session: stamped in simulated time, answered when the runner applies them. The rate limit
 counts each agent's requests at its simulated time. And ``POST /v1/step`` (long-polling for
 the agent's next step) and the stream's ``step`` messages, ``done`` and ``wake``, which
-count toward no limit: they are the clock, not requests to the season. docs/api.md.
+count toward no limit: they are the clock, not requests to the season. A body or message
+that does not decode, however (nested too deep, not UTF-8, anything the decoder raises),
+is a one-line 400 or stream error, never a 5xx. docs/api.md.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from arena_tui.host.app import (
     accept_stream,
     answer,
     error,
+    first_of,
     send_stream,
 )
 from arena_tui.host.lockstep import (
@@ -277,11 +280,11 @@ class LockstepApi(Api):
         except Exception:  # (_TooLarge)
             return error(413, "PayloadTooLarge", f"bodies are at most {self.body_max} bytes")
         try:
-            step = msgspec.json.decode(body or b"{}", type=StepBody, strict=True)
+            step = _step_body(body)
             if step.done is not None and step.done < 0:
                 raise BadWake("done: a step number (1, 2, ...) or null")
             wake = None if step.wake is None else parse_wake(step.wake, self.gate.coins)
-        except (msgspec.DecodeError, BadWake) as exc:
+        except (s.BadBody, BadWake) as exc:
             return error(400, "BadRequest", str(exc))
         gate = self.gate
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -321,9 +324,7 @@ class LockstepApi(Api):
         try:
             sender = asyncio.create_task(send_stream(ws, sub, CLOSE))
             receiver = asyncio.create_task(self._receive(ws, entry, sub))
-            _, pending = await asyncio.wait({sender, receiver}, return_when="FIRST_COMPLETED")
-            for task in pending:
-                task.cancel()
+            await first_of(sender, receiver)
         finally:
             gate.streams -= 1
             self.subs[entry].remove(sub)
@@ -338,7 +339,7 @@ class LockstepApi(Api):
                 return
             text = message.get("text") or message.get("bytes") or b""
             try:
-                doc = _JSON.decode(text)
+                doc = _stream_message(text)
                 if not isinstance(doc, dict):
                     raise BadWake('want an object: {"method": "done", "step": N}')
                 method = doc.pop("method", None)
@@ -352,6 +353,22 @@ class LockstepApi(Api):
                     gate.ask(partial(gate.set_wake, gate.by_name[entry], wake))
                 else:
                     raise BadWake('method: "done" or "wake"')
-            except (msgspec.DecodeError, BadWake) as exc:
+            except (s.BadBody, BadWake) as exc:
                 detail = {"error": "BadRequest", "detail": str(exc)}
                 sub.offer(s.ENCODE({"channel": "error", "data": detail}))
+
+
+def _step_body(body: bytes) -> StepBody:
+    """``POST /v1/step``'s body; s.BadBody (one line) whatever is wrong with it."""
+    try:
+        return msgspec.json.decode(body or b"{}", type=StepBody, strict=True)
+    except Exception as exc:
+        raise s.BadBody(s.decode_failure(exc)) from None
+
+
+def _stream_message(text: str | bytes) -> Any:
+    """A stream message as JSON; s.BadBody (one line) whatever is wrong with it."""
+    try:
+        return _JSON.decode(text)
+    except Exception as exc:
+        raise s.BadBody(s.decode_failure(exc)) from None

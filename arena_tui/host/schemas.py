@@ -7,7 +7,10 @@ a fraction or a bool or a string where an integer belongs, or a value out of its
 range fails the decode (400) before anything reaches the log. An integer is a number with
 no fractional part however it is written (``111``, ``111.0``, ``1.11e2``): that is how
 JSON Schema reads the document's ``"type": "integer"``, and no keyword could say
-otherwise, so the server reads it so too, exactly (never through a float). The seven
+otherwise, so the server reads it so too, exactly (never through a float). Whatever a
+body is, its decode fails only as :class:`BadBody`, one line (400): JSON nested deeper than
+the decoder can follow (``RecursionError``) or anything else a decoder raises included,
+never a 5xx. The seven
 order fields keep the vault's names (``isBuy``, ``limitPx``, ...); everything else is
 snake_case like the engine's events.
 """
@@ -255,11 +258,25 @@ _Request = TypeVar("_Request", OrderRequest, CancelRequest)
 
 
 def decode(body: bytes, kind: type[_Request]) -> _Request:
-    """A request body as ``kind`` (msgspec.DecodeError if not), integers read as above."""
-    doc = _NUMBERS.decode(body)
-    if isinstance(doc, dict):
-        doc = {name: _whole(value) for name, value in doc.items()}
-    return msgspec.convert(doc, kind, strict=True)
+    """A request body as ``kind`` (BadBody, one line, if not), integers read as above."""
+    try:
+        doc = _NUMBERS.decode(body)
+        if isinstance(doc, dict):
+            doc = {name: _whole(value) for name, value in doc.items()}
+        return msgspec.convert(doc, kind, strict=True)
+    except Exception as exc:
+        raise BadBody(decode_failure(exc)) from None
+
+
+def decode_failure(exc: BaseException) -> str:
+    """Why a body did not decode, in one line: the decoder's own words when it has them."""
+    if isinstance(exc, RecursionError):
+        return "the JSON is nested too deeply (a request body is an object of plain values)"
+    if isinstance(exc, msgspec.DecodeError):  # (a ValidationError too)
+        text = str(exc)
+    else:
+        text = f"not a valid body ({type(exc).__name__})"
+    return " ".join(text.split()) or "not a valid body"
 
 
 def _whole(value: Any) -> Any:

@@ -231,9 +231,9 @@ def test_replay_out_rebuilds_the_report_with_the_same_fills_and_notes(
     assert doc["replay"] == ran["replay"] == json.loads(done.stdout)
     assert [e["entry"] for e in doc["entries"]] == [e["entry"] for e in ran["entries"]]
     assert len(doc["entries"]) == 2
-    runs_only = ("strategy", "params", "exit_equity", "exit_gap")  # no file, no books
+    runs_only = ("strategy", "params", "defaults", "exit_equity", "exit_gap")  # no file, books
     for mine, theirs in zip(doc["entries"], ran["entries"], strict=True):
-        assert mine["strategy"] is None and mine["params"] is None
+        assert mine["strategy"] is None and mine["params"] is None and mine["defaults"] is None
         assert {k: v for k, v in mine.items() if k not in runs_only} == {
             k: v for k, v in theirs.items() if k not in runs_only
         }

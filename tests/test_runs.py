@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from arena_tui.cli import app
-from arena_tui.report.runs import ANSWERS, INDEX_FILE, SCHEMA
+from arena_tui.report.runrecord import ANSWERS
+from arena_tui.report.runs import INDEX_FILE, SCHEMA
 from arena_tui.report.verdict_text import summary
 from arena_tui.util.human import ratio_pct
 from tests.clirun import SYNTH as SAMPLE
@@ -99,7 +100,8 @@ def test_compare_prints_the_table_and_whether_data_and_rules_agree(runs: Path) -
         cli("runs", "compare", str(runs / "momentum"), str(runs / "maker"), "--json").stdout
     )
     assert doc["same_data"] is True and doc["same_rules"] is True
-    assert "window_ms" in doc["differing_params"]  # the maker has none: momentum's differ
+    # two strategies: their files differ, not their values (maker has no window_ms)
+    assert doc["differing_params"] == []
     # another day's data and other rules are called out
     report = json.loads((runs / "maker" / "report.json").read_text())
     report["replay"]["rules_sha256"] = "ab" * 32
@@ -300,3 +302,217 @@ def test_a_run_is_indexed_as_it_is_written_wherever_out_put_it(
     )  # fmt: skip
     assert done.exit_code == 0, done.output
     assert (tmp_path / "run" / "report.html").is_file()
+
+
+# ---- issue 23, item 8: names, parameters, words, 80 columns, sweeps ---------------------------
+
+
+def _edit_report(run: Path, change: Any) -> None:
+    report = json.loads((run / "report.json").read_text())
+    change(report)
+    (run / "report.json").write_text(json.dumps(report))
+
+
+def _first(report: dict[str, Any]) -> dict[str, Any]:
+    name = report["verdict"]["strategy"]
+    return next(e for e in report["entries"] if e["entry"] == name)
+
+
+def _row(text: str, name: str) -> str:
+    """The first line of ``name``'s row in a list (its columns before the verdict)."""
+    return next(line for line in text.splitlines() if f"  {name}  " in line)
+
+
+def test_show_compare_and_rm_take_the_name_list_prints(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = cli("runs", "list", str(runs))  # indexes them
+    assert "  maker  " in listed.stdout and "  momentum  " in listed.stdout
+    monkeypatch.chdir(tmp_path)  # nowhere near them: the names are looked up in the index
+    shown = cli("runs", "show", "maker")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith(f"{(runs / 'maker').resolve()}\n")
+    assert json.loads(cli("runs", "show", "maker", "--json").stdout)["entry"] == "maker"
+    compared = cli("runs", "compare", "momentum", "maker")
+    assert compared.exit_code == 0 and compared.stdout.startswith("run ")
+    dry = cli("runs", "rm", "maker", "--dry-run")
+    assert dry.stdout == f"would remove {(runs / 'maker').resolve()}\n"
+    # a name two runs have, and a name no run has: one line each
+    shutil.copytree(runs / "maker", tmp_path / "elsewhere" / "maker")
+    cli("runs", "list", str(tmp_path / "elsewhere"))
+    for name, said in (("maker", "2 runs have this name"), ("nosuch", "no run of that name")):
+        done = cli("runs", "show", name)
+        assert done.exit_code == 1 and done.output.count("\n") == 1, done.output
+        assert done.output.startswith(f"arena: error: {name}: ") and said in done.output
+
+
+def test_list_shows_only_the_parameters_a_run_changed_each_in_full(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs differing in one parameter look different; none of a run's parameters is
+    cut, however many it changed, at 80 columns or with no limit."""
+    shutil.copytree(runs / "momentum", runs / "long")
+    many = {"window_ms": 123_456_789, "min_rise_e8": 987_654_321, "max_hold_ms": 86_400_000}
+
+    def change(report: dict[str, Any]) -> None:
+        _first(report)["params"] |= many
+
+    _edit_report(runs / "long", change)
+    for columns in ("80", "1000"):
+        monkeypatch.setenv("COLUMNS", columns)
+        text = cli("runs", "list", str(runs)).stdout
+        assert "share_pct=20" in _row(text, "momentum")
+        assert "window_ms" not in _row(text, "momentum")  # a default: not shown
+        assert "share_pct" not in _row(text, "maker")  # all defaults
+        assert _row(text, "maker").endswith("  -") or "  -  " in _row(text, "maker")
+        for k, v in (*many.items(), ("share_pct", 20)):
+            assert f"{k}={v}" in text.split("  long  ", 1)[1], (columns, text)
+        assert "…" not in text
+    report = json.loads((runs / "momentum" / "report.json").read_text())
+    assert _first(report)["defaults"]["share_pct"] == 25 != _first(report)["params"]["share_pct"]
+    shown = cli("runs", "show", str(runs / "momentum")).stdout
+    assert "params  momentum-shar20: share_pct=20\n" in shown
+    assert "        defaults: window_ms=300000 " in shown  # the others, all of them
+
+
+def test_an_older_run_that_recorded_no_defaults_lists_all_its_parameters(runs: Path) -> None:
+    def change(report: dict[str, Any]) -> None:
+        for e in report["entries"]:
+            e.pop("defaults")
+
+    _edit_report(runs / "momentum", change)
+    text = cli("runs", "list", str(runs)).stdout
+    assert "share_pct=20" in text and "window_ms=300000" in text
+    listed = json.loads(cli("runs", "list", str(runs), "--json").stdout)
+    assert next(r for r in listed if r["entry"] == "momentum-shar20")["defaults"] is None
+
+
+def test_compare_lists_only_the_parameters_that_differ(runs: Path) -> None:
+    shutil.copytree(runs / "momentum", runs / "other")
+
+    def change(report: dict[str, Any]) -> None:
+        _first(report)["params"]["share_pct"] = 30
+
+    _edit_report(runs / "other", change)
+    doc = json.loads(
+        cli(
+            "runs", "compare", *(str(runs / n) for n in ("momentum", "other", "maker")), "--json"
+        ).stdout
+    )
+    assert doc["differing_params"] == ["share_pct"]
+    text = cli("runs", "compare", str(runs / "momentum"), str(runs / "other")).stdout
+    lines = text.splitlines()
+    assert "params (differing)" in lines[0]
+    assert "share_pct=20" in lines[1] and "share_pct=30" in lines[2]
+    assert "window_ms" not in text and "min_rise_e8" not in text  # the same in both
+
+
+def test_verdicts_are_words_never_codes(runs: Path) -> None:
+    old_report(runs / "maker")
+
+    def change(report: dict[str, Any]) -> None:
+        report["verdict"].pop("text")  # an older report with its code and no words
+
+    _edit_report(runs / "maker", change)
+    for args in (["list", str(runs)], ["show", str(runs / "maker")]):
+        text = cli("runs", *args).stdout
+        assert "not enough blocks to tell" in text and "not_enough_blocks" not in text
+    compared = cli("runs", "compare", str(runs / "momentum"), str(runs / "maker")).stdout
+    assert "not enough blocks to tell" in compared and "not_enough_blocks" not in compared
+    listed = json.loads(cli("runs", "list", str(runs), "--json").stdout)  # programs: codes
+    assert next(r for r in listed if r["entry"] == "maker")["verdict"] == "not_enough_blocks"
+
+
+def test_the_list_fits_80_columns(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_sweep(runs / "sweep1", _verdict(runs / "maker"))
+    monkeypatch.setenv("COLUMNS", "80")
+    text = cli("runs", "list", str(runs)).stdout
+    assert max(len(line) for line in text.splitlines()[:-1]) <= 80, text  # (last: the index)
+    for name in ("momentum", "maker", "sweep1"):
+        assert f"  {name}  " in text
+    monkeypatch.setenv("COLUMNS", "1000")  # room for one line a run: one line a run
+    wide = cli("runs", "list", str(runs)).stdout.splitlines()
+    assert len(wide) == 1 + 3 + 1 and wide[0].split()[-2:] == ["data", "verdict"]
+
+
+DAY = 86_400_000
+SWEEP_DAYS = [
+    {"path": f"/days/0{i}.jsonl.gz", "sha256": f"{i}" * 64, "first_t": 1796083200000 + i * DAY}
+    for i in (1, 2, 3)
+]
+
+
+def make_sweep(where: Path, verdict: dict[str, Any] | None = None) -> Path:
+    """A sweep directory: its store as arena sweep writes it (with its settings) and, given
+    the held-out ``verdict``, the sweep.json of a finished sweep, shaped as
+    ``sweep.result.sweep_doc``'s."""
+    from arena_tui.sweep.store import SweepStore
+
+    where.mkdir(parents=True)
+    with SweepStore(where) as store:
+        store.save_config(
+            {"version": 1, "strategy": "/s/momentum.py", "days": SWEEP_DAYS, "search": "grid"}
+        )
+    if verdict is None:
+        return where
+    chosen: dict[str, Any] = {"name": "momentum-wind60000", "params": {"window_ms": 60000}}
+    chosen |= {"train_score": -9851, "holdout_score": -22944, "holdout_fills": 4}
+    fold = {
+        "variants": [{"name": "momentum"}, {"name": "momentum-wind60000"}],
+        "train_days": [SWEEP_DAYS[0]["path"]],
+        "holdout_days": [d["path"] for d in SWEEP_DAYS[1:]],
+    }
+    doc = {
+        "strategy": "/s/momentum.py",
+        "base": "momentum",
+        "search": "grid",
+        "params": {"window_ms": {"type": "int", "default": 300000, "values": [60000, 300000]}},
+        "days": SWEEP_DAYS,
+        "folds": [fold],
+        "chosen": chosen,
+        "verdict": verdict,
+    }
+    (where / "sweep.json").write_text(json.dumps(doc))
+    return where
+
+
+def _verdict(run: Path) -> dict[str, Any]:
+    return dict(json.loads((run / "report.json").read_text())["verdict"])
+
+
+def test_sweeps_are_listed_beside_runs_marked_as_sweeps(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sweeps = tmp_path / "data" / "sweeps"  # where arena sweep puts one without --out
+    make_sweep(sweeps / "momentum-20261206", _verdict(runs / "maker"))
+    make_sweep(sweeps / "stopped")
+    monkeypatch.setenv("COLUMNS", "1000")
+    text = cli("runs", "list").stdout  # no folder named: the data directory's sweeps/
+    row = _row(text, "momentum-20261206")
+    assert "  sweep  " in row and "momentum.py" in row and "window_ms=60000" in row
+    assert "-0.022944%" in row and "3 days, 2 held out" in row
+    maker = _verdict(runs / "maker")
+    assert f"2 variants (grid), chose momentum-wind60000; held out: {summary(maker)}" in row
+    stopped = _row(text, "stopped")
+    assert "  sweep  " in stopped and "unfinished (0 jobs stored)" in stopped
+    assert "arena sweep --resume" in stopped
+    assert text.splitlines()[-1].startswith("0 runs, 2 sweeps; index ")
+    listed = json.loads(cli("runs", "list", "--json").stdout)
+    one = next(r for r in listed if r["path"].endswith("momentum-20261206"))
+    assert one["kind"] == "sweep" and one["sweep"]["variants"] == 2
+    assert one["sweep"]["chosen"] == "momentum-wind60000" and one["sweep"]["finished"] is True
+    assert one["skill"] == maker["skill"]["answer"]
+    shown = cli("runs", "show", "momentum-20261206")
+    assert shown.exit_code == 0, shown.output
+    assert "chosen  momentum-wind60000: window_ms=60000" in shown.stdout
+    assert shown.stdout.endswith(
+        f"arena sweep show {sweeps / 'momentum-20261206'} prints it whole\n"
+    )
+    for args in (
+        ["compare", str(runs / "maker"), "stopped"],
+        ["rm", str(sweeps / "stopped")],
+    ):
+        done = cli("runs", *args)
+        assert done.exit_code == 1 and done.output.count("\n") == 1, done.output
+        assert "a sweep, not a run" in done.output
+    assert (sweeps / "stopped" / "sweep.sqlite").is_file()

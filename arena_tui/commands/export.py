@@ -9,7 +9,7 @@ import typer
 
 from arena_tui.report import rundata
 from arena_tui.report.export import TABLES, tables, write_parquet
-from arena_tui.report.runs import is_run_dir
+from arena_tui.report.runrecord import is_run_dir
 from arena_tui.util.errors import fail
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.jsonout import dumps

@@ -46,6 +46,7 @@ from arena_tui.report.verdict import (
     measure_twins,
     verdict_doc,
 )
+from arena_tui.run.params import ParamError, ParamValue, strategy_params
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.quotes import quote_line
 from arena_tui.run.stats import MarkRow
@@ -89,6 +90,16 @@ def exit_gap(marks: list[MarkRow]) -> dict[str, Any] | None:
     }
 
 
+def param_defaults(e: Entrant) -> dict[str, ParamValue]:
+    """The default of each parameter the entry's strategy declares (report.json's
+    ``defaults``, beside ``params``)."""
+    try:
+        declared = strategy_params(type(e.strategy))
+    except ParamError:  # (checked when the strategy was loaded)
+        return {}
+    return {name: p.default for name, p in declared.items() if name in e.params}
+
+
 def entry_doc(e: Entrant, row: dict[str, Any], rules: Rules) -> dict[str, Any]:
     """One entry of report.json: the ranking row, why it is not eligible (the rules its
     figures miss), then what its events add up to."""
@@ -102,8 +113,10 @@ def entry_doc(e: Entrant, row: dict[str, Any], rules: Rules) -> dict[str, Any]:
         # the file's name: a run directory names no other place (none when the entry was
         # rebuilt from a log alone: arena replay --out)
         "strategy": e.path.name or None,
-        # every declared parameter and its value in this run (none when rebuilt from a log)
+        # every declared parameter and its value in this run, and its default (none when
+        # rebuilt from a log): arena runs lists the parameters a run changed
         "params": e.params if e.path.name else None,
+        "defaults": param_defaults(e) if e.path.name else None,
         "active_share": (active * 10**8 // marks) if marks else 0,
         "fees": {"venue": s.venue_fees, "execution": s.exec_fees, "performance": s.perf_fees},
         "funding": s.funding,

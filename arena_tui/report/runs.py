@@ -1,266 +1,63 @@
-"""The runs catalog: every run directory arena knows of, in one SQLite index.
+"""The runs catalog: every run and sweep directory arena knows of, in one SQLite index.
 
 Why this module exists: after a few dozen backtests a builder asks "which run was the one
 with window 120 s, on which day, and did it beat the control?". Every answer is already in
 each run directory (``report.json``, and the run log's header and end line: the season,
-the rules' hash, the data's names and SHA-256), so the index is only a cache of them: it is
-rebuilt from the directories whenever it is read (a directory changed since it was indexed
-is read again, one that is gone is dropped), and deleting it loses nothing. It lives at
-``<data dir>/runs.sqlite``; the runs under ``<data dir>/runs`` are always scanned, other
-folders when named (and then remembered while they exist).
+the rules' hash, the data's names and SHA-256), so the index is only a cache of them
+(``runrecord`` reads a directory into its record): it is rebuilt from the directories
+whenever it is read (a directory changed since it was indexed is read again, one that is
+gone is dropped), and deleting it loses nothing. It lives at ``<data dir>/runs.sqlite``;
+the runs under ``<data dir>/runs`` and the sweeps under ``<data dir>/sweeps`` are always
+scanned, other folders when named (and then remembered while they exist). A sweep
+directory is listed beside the runs, as a record of kind ``sweep``.
 
-A record is one run: when (report.json's time), its kind, the season and rules, the data
-(source names, and a fingerprint of their SHA-256s when the run log names them: a thin run
-log does; a full one copies its data in and names only the files), the strategy (the first
-entry: its file, name and parameters), its S, R, MDD and equity, the verdict (its three
-answers' codes and texts and the floor's, and ``verdict_text.summary`` of them; a run
-written before the three questions has only its one word and its text), and every entry's
-row for ``show`` and ``compare``.
-
-Why one module: reading a run directory, finding them, the index that caches them and
-the checks before one is removed all speak of the same thing (what makes a directory a
-run, and what a record of it holds); ``commands.runs`` only prints them.
+Finding, indexing, comparing (``differing_params``: the parameters that differ between
+runs of the same strategy) and the checks before a run is removed all speak of the same
+thing, what makes a directory a run; ``commands.runs`` only prints them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
-import msgspec
-
-from arena_tui.report.verdict_text import summary
-from arena_tui.run.rundir import RUN_KINDS, RUN_LOG
-from arena_tui.util.errors import ArenaError
+from arena_tui.report.runrecord import (
+    SWEEP_STORE,
+    RunRecord,
+    RunsError,
+    is_run_dir,
+    is_sweep_dir,
+    read_run,
+    record_of,
+)
+from arena_tui.report.sweeprecord import SWEEP_RESULT, read_sweep
+from arena_tui.run.rundir import RUN_KINDS
 from arena_tui.util.paths import data_dir
 
 INDEX_FILE = "runs.sqlite"
-SCHEMA = 2  # 2: a record carries the verdict's answers (ranked, money, skill, floor)
-ANSWERS = ("ranked", "money", "skill", "floor")  # the verdict's questions, then the floor
+# 2: a record carries the verdict's answers (ranked, money, skill, floor); 3: the defaults
+# of its parameters, and sweeps
+SCHEMA = 3
 MAX_DEPTH = 4  # how deep under a named folder run directories are looked for
 
 
-class RunsError(ArenaError):
-    """A catalog request that cannot be done as asked (one line)."""
-
-
-@dataclass
-class EntryRow:
-    """One entry of a run, as report.json ranks it (money e6, ratios e8)."""
-
-    entry: str
-    rank: int | None
-    strategy: str | None
-    params: dict[str, Any] | None
-    score: int
-    ret: int
-    mdd: int
-    equity: int
-    exit_equity: int | None
-    fills: int
-    fees: int  # venue + execution + performance
-    funding: int
-    eligible: bool
-
-
-@dataclass
-class RunRecord:
-    """One run directory, as the catalog lists it."""
-
-    path: str  # absolute
-    when: int  # ms: when its report was written
-    kind: str  # backtest, paper or replay
-    season: str
-    rules_sha256: str
-    start: int | None
-    end: int | None
-    final: bool
-    sources: list[str]  # the data's file names (or the live feed's URL)
-    source_sha256: list[str | None]  # each source's SHA-256 when the run log records it
-    data_id: str | None  # a fingerprint of the data: the sources' SHA-256s, or None
-    strategy: str | None  # the first entry's file name
-    entry: str | None  # the first entry's name
-    params: dict[str, Any] | None
-    score: int | None
-    ret: int | None
-    mdd: int | None
-    equity: int | None
-    verdict: str | None  # the skill answer or no_trades; an old run's better / worse / ...
-    verdict_text: str | None  # verdict_text.summary: the three answers, or an old run's text
-    control: str | None
-    # each answer's code (yes, loses_money, luck, better...); None for a run written before
-    # the three questions
-    ranked: str | None = None
-    money: str | None = None
-    skill: str | None = None
-    floor: str | None = None
-    answers: dict[str, str] | None = None  # each answer's text, as the terminal printed it
-    entries: list[EntryRow] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name
-
-    def doc(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# ---- reading one run directory ------------------------------------------------------------
-
-
-def is_run_dir(path: Path) -> bool:
-    """A directory holding a run's report (``report.json``) and its log or ranking."""
-    return (path / "report.json").is_file() and (
-        (path / RUN_LOG).is_file() or (path / "ranking.json").is_file()
-    )
-
-
-class _End(msgspec.Struct):
-    end: dict[str, Any]
-
-
-def _log_facts(log: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A run log's header and its sources (a thin log's end line names their SHA-256)."""
-    if not log.is_file():
-        return {}, []
-    header: dict[str, Any] = {}
-    sources: list[dict[str, Any]] = []
-    with contextlib.suppress(OSError, ValueError):
-        with log.open("rb") as f:
-            first = json.loads(f.readline() or b"{}")
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 65536))
-            tail = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-        if "arena_run" in first:  # a thin run log: header, then its sources
-            header = first.get("header", {})
-            sources = list(first.get("sources", []))
-            if tail.startswith(b'{"end":'):
-                sources = list(msgspec.json.decode(tail, type=_End).end.get("sources", []))
-        else:
-            header = first.get("header", first)
-            sources = [{"name": n} for n in header.get("sources", []) or []]
-    return header, sources
-
-
-def _entry_row(e: dict[str, Any]) -> EntryRow:
-    fees = e.get("fees") or {}
-    fills = e.get("fills") or {}
-    return EntryRow(
-        entry=str(e.get("entry")),
-        rank=e.get("rank"),
-        strategy=e.get("strategy"),
-        params=e.get("params"),
-        score=int(e.get("score", 0)),
-        ret=int(e.get("return", 0)),
-        mdd=int(e.get("mdd", 0)),
-        equity=int(e.get("equity", 0)),
-        exit_equity=e.get("exit_equity"),
-        fills=int(fills.get("taker", 0)) + int(fills.get("maker", 0)),
-        fees=sum(int(fees.get(k, 0)) for k in ("venue", "execution", "performance")),
-        funding=int(e.get("funding", 0)),
-        eligible=bool(e.get("eligible")),
-    )
-
-
-def _verdict_facts(verdict: dict[str, Any]) -> dict[str, Any]:
-    """The record's verdict fields from report.json's: the answers' codes and texts and
-    their summary when it has them all; else (a report written before the three questions,
-    or one edited by hand) its own text and no codes, never an error."""
-    code = verdict.get("verdict")
-    text = verdict.get("text")
-    facts: dict[str, Any] = dict.fromkeys(ANSWERS) | {
-        "verdict": None if code is None else str(code),
-        "verdict_text": None if text is None else str(text),
-        "answers": None,
-    }
-    answers = [a for key in ANSWERS if isinstance(a := verdict.get(key), dict) and "answer" in a]
-    if len(answers) < len(ANSWERS):
-        return facts
-    try:
-        text = summary(verdict)
-    except (KeyError, TypeError, AttributeError):  # answers no version of arena wrote
-        return facts
-    return facts | {
-        "verdict_text": text,
-        "answers": {key: str(a.get("text") or "") for key, a in zip(ANSWERS, answers, strict=True)},
-        **{key: str(a["answer"]) for key, a in zip(ANSWERS, answers, strict=True)},
-    }
-
-
-def read_run(path: Path) -> RunRecord:
-    """The record of run directory ``path`` (RunsError if it is not one)."""
-    path = path.resolve()
-    report = path / "report.json"
-    if not path.is_dir():
-        raise RunsError(f"{path}: no such directory")
-    try:
-        doc = json.loads(report.read_text(encoding="utf-8"))
-        when = report.stat().st_mtime_ns // 1_000_000
-    except FileNotFoundError:
-        raise RunsError(f"{path}: not a run directory (no report.json)") from None
-    except (OSError, ValueError) as exc:
-        raise RunsError(f"{path}: not a run directory (report.json: {exc})") from None
-    if not isinstance(doc, dict) or "replay" not in doc:
-        raise RunsError(f"{path}: not a run directory (report.json is not a run's report)")
-    header, sources = _log_facts(path / RUN_LOG)
-    replay = doc.get("replay") or {}
-    entries = [_entry_row(e) for e in doc.get("entries", []) if isinstance(e, dict)]
-    verdict = doc.get("verdict") or {}
-    if not isinstance(verdict, dict):
-        verdict = {}
-    first_name = verdict.get("strategy") or (entries[0].entry if entries else None)
-    first = next((e for e in entries if e.entry == first_name), None)
-    names = [str(s.get("name")) for s in sources]
-    if header.get("feed"):
-        names = names or [str(header["feed"])]
-    shas: list[str | None] = [s.get("sha256") for s in sources]
-    data_id = None
-    if shas and all(shas):
-        data_id = hashlib.sha256("\n".join(str(s) for s in shas).encode()).hexdigest()
-    return RunRecord(
-        path=str(path),
-        when=when,
-        kind=str(doc.get("kind", "backtest")),
-        season=str(replay.get("season") or header.get("season") or ""),
-        rules_sha256=str(replay.get("rules_sha256") or header.get("rules_sha256") or ""),
-        start=header.get("start"),
-        end=header.get("end"),
-        final=bool(replay.get("final")),
-        sources=names,
-        source_sha256=shas,
-        data_id=data_id,
-        strategy=None if first is None else first.strategy,
-        entry=first_name,
-        params=None if first is None else first.params,
-        score=None if first is None else first.score,
-        ret=None if first is None else first.ret,
-        mdd=None if first is None else first.mdd,
-        equity=None if first is None else first.equity,
-        control=verdict.get("control"),
-        entries=entries,
-        **_verdict_facts(verdict),
-    )
-
-
-def _record_of(doc: dict[str, Any]) -> RunRecord:
-    entries = [EntryRow(**e) for e in doc.pop("entries", [])]
-    return RunRecord(**doc, entries=entries)
+def read_any(path: Path) -> RunRecord:
+    """The record of a run directory or a sweep directory."""
+    if is_sweep_dir(path) and not is_run_dir(path):
+        return read_sweep(path)
+    return read_run(path)
 
 
 # ---- finding run directories --------------------------------------------------------------
 
 
 def find_runs(roots: Iterable[Path], depth: int = MAX_DEPTH) -> Iterator[Path]:
-    """Run directories at or under ``roots`` (not below a run directory, at most ``depth``
+    """Run and sweep directories at or under ``roots`` (not below one, at most ``depth``
     levels down), each once, resolved."""
     seen: set[Path] = set()
     for root in roots:
@@ -272,7 +69,7 @@ def find_runs(roots: Iterable[Path], depth: int = MAX_DEPTH) -> Iterator[Path]:
             if d in seen:
                 continue
             seen.add(d)
-            if is_run_dir(d):
+            if is_run_dir(d) or is_sweep_dir(d):
                 yield d
                 continue
             if level >= depth:
@@ -294,6 +91,11 @@ def index_path() -> Path:
 
 def default_root() -> Path:
     return data_dir() / "runs"
+
+
+def default_roots() -> list[Path]:
+    """Where runs and sweeps go when not told ``--out``: always scanned."""
+    return [default_root(), data_dir() / "sweeps"]
 
 
 class Catalog:
@@ -339,17 +141,29 @@ class Catalog:
 
     @staticmethod
     def _stamp(path: Path) -> str | None:
-        try:
-            st = (path / "report.json").stat()
-        except OSError:
-            return None
-        return f"{st.st_mtime_ns}:{st.st_size}"
+        """What changes when the directory's record would: its report.json, or a sweep's
+        store (and its write-ahead log) and result."""
+        if is_run_dir(path) or not is_sweep_dir(path):
+            files = [path / "report.json"]
+        else:
+            files = [path / SWEEP_RESULT, path / SWEEP_STORE, path / f"{SWEEP_STORE}-wal"]
+        parts = []
+        for i, f in enumerate(files):
+            try:
+                st = f.stat()
+            except OSError:
+                if i == 0 and len(files) == 1:
+                    return None
+                parts.append("-")
+                continue
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        return "/".join(parts)
 
     def refresh(self, roots: Sequence[Path] = ()) -> list[RunRecord]:
         """Index every run under the default root and ``roots``, re-read what changed, drop
         what is gone; the records under ``roots`` (none given: all), newest first."""
         known = dict(self.db.execute("SELECT path, stamp FROM runs").fetchall())
-        found = list(find_runs([default_root(), *roots]))
+        found = list(find_runs([*default_roots(), *roots]))
         seen = {str(d) for d in found}
         found += [Path(p) for p in known if p not in seen]  # indexed where it was written
         for d in found:
@@ -357,13 +171,13 @@ class Catalog:
             if stamp is None or known.get(str(d)) == stamp:
                 continue
             try:
-                rec = read_run(d)
+                rec = read_any(d)
             except RunsError:
                 continue
             self._put(rec, stamp)
         for path in known:
             p = Path(path)
-            if not is_run_dir(p):
+            if not (is_run_dir(p) or is_sweep_dir(p)):
                 self.db.execute("DELETE FROM runs WHERE path = ?", (path,))
         self.db.commit()
         records = self.records()
@@ -393,7 +207,7 @@ class Catalog:
         """Index the run in ``path`` as it is now (RunsError if it is not one)."""
         stamp = self._stamp(path)
         if stamp is not None:
-            self._put(read_run(path), stamp)
+            self._put(read_any(path), stamp)
             if commit:
                 self.db.commit()
 
@@ -402,7 +216,7 @@ class Catalog:
         out = []
         for (doc,) in rows:
             with contextlib.suppress(ValueError, TypeError):  # a row no version wrote: skipped
-                out.append(_record_of(json.loads(doc)))
+                out.append(record_of(json.loads(doc)))
         return out
 
     def forget(self, paths: Iterable[str]) -> None:
@@ -412,7 +226,8 @@ class Catalog:
 
 
 def remember(path: Path) -> None:
-    """Index a run just written, so ``arena runs list`` shows it wherever ``--out`` put it.
+    """Index a run (or a sweep) just written, so ``arena runs list`` shows it wherever
+    ``--out`` put it.
     Best effort: the index is a cache rebuilt from the run directories, so a read-only data
     directory or a busy index never fails the run that was written."""
     with contextlib.suppress(RunsError, sqlite3.Error, OSError), Catalog() as cat:
@@ -436,13 +251,27 @@ def same_data(records: Sequence[RunRecord]) -> bool | None:
 
 
 def differing_params(records: Sequence[RunRecord]) -> list[str]:
-    """The strategy parameters whose values are not the same in every run."""
+    """The strategy parameters whose values are not the same in every run of the same
+    strategy (runs of different strategies have different parameters: their strategies
+    differ, not their values; a parameter one run of a strategy has and another lacks
+    differs)."""
     names: list[str] = []
     for r in records:
         for k in r.params or {}:
             if k not in names:
                 names.append(k)
-    return [k for k in names if len({json.dumps((r.params or {}).get(k)) for r in records}) > 1]
+    groups: dict[str | None, list[RunRecord]] = {}
+    for r in records:
+        if r.params is not None:
+            groups.setdefault(r.strategy, []).append(r)
+    return [
+        k
+        for k in names
+        if any(
+            len({json.dumps((r.params or {}).get(k)) for r in group}) > 1
+            for group in groups.values()
+        )
+    ]
 
 
 def removable(path: Path) -> str | None:
@@ -450,6 +279,8 @@ def removable(path: Path) -> str | None:
     holds something a run does not write (a subdirectory, another kind of file)."""
     if not path.is_dir():
         return "not a directory"
+    if is_sweep_dir(path) and not is_run_dir(path):
+        return "a sweep, not a run (arena runs rm removes runs only)"
     if not is_run_dir(path):
         return "not a run directory (no report.json beside a run log or ranking.json)"
     for entry in sorted(path.iterdir()):

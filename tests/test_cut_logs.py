@@ -4,47 +4,32 @@ A small backtest writes a thin run log and a full one; each is cut at every byte
 its header line (plain, compressed after the cut, and its compressed form cut), and
 ``arena replay``, ``arena backtest`` and ``arena logs check`` each read every cut: one
 ``arena: error:`` line naming the file, exit status 1, never a traceback. The commands run
-in this process through the same ``run_cli`` the console script uses, so a few thousand
+in this process (``arena_here``: the console script's ``run_cli``), so the few thousand
 of them take a second or two.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.main import get_command
 
-from arena_tui.cli import app
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for
 from arena_tui.season.file import resolve_season, season_doc
-from arena_tui.util.errors import run_cli
-from tests.clirun import ROOT
+from tests.clirun import ROOT, arena_here
 from tests.market import market_rows, write_log
 
-COMMAND = get_command(app)
 MOMENTUM = str(ROOT / "strategies" / "momentum.py")
 
 
 def run(*args: str) -> tuple[int, str]:
-    """``arena ARGS`` as the console script runs it: its exit status and its stderr."""
-    err = io.StringIO()
-    code: int | str | None = 0
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            run_cli(
-                lambda: COMMAND.main(list(args), prog_name="arena", standalone_mode=False), "arena"
-            )
-        except SystemExit as exc:
-            code = exc.code
-    assert not isinstance(code, str), code
-    return code or 0, err.getvalue()
+    """``arena ARGS`` in this process: its exit status and its stderr."""
+    done = arena_here(*args)
+    return done.returncode, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -125,10 +110,6 @@ def test_a_thin_run_log_compressed_afterwards_replays_as_the_plain_one(
     plain.write_bytes(run_logs["thin"])
     packed.write_bytes(gzip.compress(run_logs["thin"]))
     (tmp_path / "backtest.json").write_bytes(run_logs["season"])
-    outs = []
-    for path in (plain, packed):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            COMMAND.main(["replay", str(path), "--json"], prog_name="arena", standalone_mode=False)
-        outs.append(out.getvalue())
-    assert outs[0] == outs[1] and '"log_sha256"' in outs[0]
+    outs = [arena_here("replay", str(path), "--json") for path in (plain, packed)]
+    assert outs[0].returncode == outs[1].returncode == 0, outs[1].stderr
+    assert outs[0].stdout == outs[1].stdout and '"log_sha256"' in outs[0].stdout

@@ -17,11 +17,12 @@ import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from arena_tui.logs.daylog import DayLog
 from arena_tui.logs.logcheck import check_logs
 from arena_tui.record.archive import FillStats, decimal_text, prints_from_fills
 from arena_tui.record.recorder import Recorder
-from tests.clirun import ROOT, arena, one_error_line, until
+from tests.clirun import ROOT, arena, arena_here, one_error_line, until
 from tests.s3fixture import (
     ARCHIVE,
     KEYS,
@@ -98,6 +99,10 @@ def server() -> Iterator[Server]:
             Key="market_data/20250730/0/l2Book/BTC.lz4",
             Body=whole[: len(whole) // 2],
         )
+        # 07-31: BTC's hour-0 books and hour 1's fills are empty (0-byte) objects
+        put_day(s3, "20250731", d1, {0: ["node_fills_by_block"], 1: ["node_fills_by_block"]}, COINS)
+        s3.put_object(Bucket=ARCHIVE, Key="market_data/20250731/0/l2Book/BTC.lz4", Body=b"")
+        s3.put_object(Bucket=NODE, Key="node_fills_by_block/hourly/20250731/1.lz4", Body=b"")
         srv = Server(endpoint, s3, {"20250727": d1, "20250728": d2})
         handler = _Counting(srv)
         log = logging.getLogger("werkzeug")
@@ -441,6 +446,97 @@ def test_errors_are_one_line_and_leave_no_partial_day(server: Server, tmp_path: 
     assert not history(tmp_path).exists() or not list(history(tmp_path).iterdir())
     bad = list((tmp_path / "data" / "s3" / ARCHIVE).rglob("20250730/0/l2Book/BTC.*"))
     assert bad == []  # dropped from the cache: a re-run downloads it again
+
+
+def here(monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run(*args, **env)``: ``arena ARGS`` in this process (a second quicker than a new
+    one), its environment exactly ``env`` meanwhile."""
+
+    def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        with monkeypatch.context() as m:
+            for k in os.environ:
+                m.delenv(k)
+            for k, v in env.items():
+                m.setenv(k, v)
+            return arena_here(*args)
+
+    return run
+
+
+EMPTY = [
+    f"s3://{ARCHIVE}/market_data/20250731/0/l2Book/BTC.lz4",
+    f"s3://{NODE}/node_fills_by_block/hourly/20250731/1.lz4",
+]
+
+
+def test_an_empty_object_is_a_missing_hour(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = fetch_args(server, "2025-07-31", "2025-07-31", "--yes", "--json")
+    done = here(monkeypatch)(*args, **env_for(tmp_path))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["plan"]["empty"] == EMPTY
+    assert "2 empty objects (0 bytes) for 2025-07-31" in done.stderr
+    assert all(uri in done.stderr for uri in EMPTY)
+    lines = read_log(history(tmp_path) / "hl-2025-07-31.jsonl.lz4")
+    assert [m["coin"] for m in lines[0]["markets"]] == COINS
+    hour = 3_600_000
+    gaps = {(g["what"], g["from"] - day_ms("20250731")) for x in lines if (g := x.get("arena"))}
+    # BTC's books from hour 0 (and from hour 2, where the fixture ends), ETH's from hour 2;
+    # the fills from hour 1
+    assert gaps == {
+        ("l2Book BTC", 0),
+        ("l2Book BTC", 2 * hour),
+        ("l2Book ETH", 2 * hour),
+        ("trades", hour),
+    }
+    assert not list((tmp_path / "data" / "s3").rglob("*.part"))
+
+
+def test_endpoint_region_credentials_and_meta_errors_are_one_line(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = here(monkeypatch)
+    env = env_for(tmp_path)
+    base = fetch_args(server, "2025-07-28", "2025-07-28", "--dry-run")
+    bad = list(base)
+    bad[bad.index(server.endpoint)] = "notaurl"
+    assert "--endpoint-url 'notaurl': not a URL" in one_error_line(run(*bad, **env))
+    line = one_error_line(run(*base, "--region", "bad region", **env))
+    assert "--region 'bad region': not a region name" in line
+    # a dry run lists, and listing a requester-pays bucket needs credentials: said so
+    nokeys = {k: v for k, v in env.items() if k not in KEYS}
+    assert "--dry-run needs them too" in one_error_line(run(*base, **nokeys))
+    # a dry run needs no meta (the listing is the plan); a fetch that writes days does, and
+    # with meta out of reach it names the shipped season file that holds the markets
+    # (the info endpoint is https: through a proxy where nothing listens; S3 is loopback)
+    offline = dict(env, HTTPS_PROXY=f"http://127.0.0.1:{dead_port()}", NO_PROXY="127.0.0.1")
+    no_meta = list(base)
+    del no_meta[no_meta.index("--meta") : no_meta.index("--meta") + 2]
+    done = run(*no_meta, "--json", **offline)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["plan"]["download_objects"] == 7
+    no_meta.remove("--dry-run")
+    line = one_error_line(run(*no_meta, "--yes", **offline))
+    assert "cannot fetch meta" in line and "--meta " in line
+    shipped = str(ROOT / "seasons" / "season0.toml")
+    assert shipped in line
+    # and that file does: its markets are meta's entries for its coins
+    season = list(base)
+    season[season.index(str(META))] = shipped
+    assert run(*season, **offline).returncode == 0
+    season[season.index("BTC,ETH")] = "BTC,DOGE"
+    assert "not in meta's universe: DOGE" in one_error_line(run(*season, **offline))
+    assert not (tmp_path / "data" / "s3").exists()
+
+
+def dead_port() -> int:
+    """A port on loopback where nothing listens (connection refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
 
 
 def test_a_fetched_day_and_a_recorded_day_have_the_same_books(

@@ -195,7 +195,8 @@ def test_commands_needing_meta_say_how_to_go_offline(tmp_path: Path, command: li
         else:
             done = arena(*command, "--info-url", url, "--out", str(out), timeout=60)
         line = one_error_line(done)
-        assert "meta" in line and line.endswith(
-            "offline, pass --meta FILE (a saved meta answer; see --help)"
+        assert "meta" in line and "offline, pass --meta FILE (a saved meta answer" in line
+        assert line.endswith(
+            f"--meta {ROOT / 'seasons/season0.toml'} has BTC, ETH, SOL and HYPE; see --help)"
         ), line
         assert not out.exists()

@@ -27,6 +27,7 @@ from arena_tui.record.fetch import (
 from arena_tui.util.human import plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
+from engine import Market
 
 
 def parse_day(text: str, what: str) -> dt.date:
@@ -149,8 +150,12 @@ def fetch_command(
     downloads only what is missing; a day is written whole or not at all.
 
     Credentials: the standard AWS chain (AWS_ACCESS_KEY_ID and
-    AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...). docs/data.md has the formats,
-    the dates they apply to and the costs.
+    AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...); --dry-run needs them too (the
+    buckets refuse anonymous listing). A dry run needs no meta: the listing
+    is the plan. The days written take their markets from meta (--meta FILE
+    offline: a saved answer, or a season file such as seasons/season0.toml).
+    An empty (0-byte) object is a missing hour, a gap. docs/data.md has the
+    formats, the dates they apply to and the costs.
 
     Example:
 
@@ -162,8 +167,12 @@ def fetch_command(
     meta_file, url = meta_source(meta, info_url)
     out_dir = out if out is not None else history_dir()
     root = cache if cache is not None else cache_dir()
-    universe = get_markets(meta_file, url)
-    select(universe, wanted)  # an unknown coin fails before anything is listed
+    universe: list[Market] | None = None
+    if not dry_run or meta is not None or info_url is not None:
+        # the markets are written into each day; a dry run writes none, so it asks only
+        # when told where (a coin the archive lacks fails its listing anyway)
+        universe = get_markets(meta_file, url)
+        select(universe, wanted)  # an unknown coin fails before anything is listed
 
     def coins_of(day: dt.date) -> list[str] | None:
         held = fetched_coins(out_dir / day_name(day))
@@ -176,6 +185,13 @@ def fetch_command(
     if not as_json:  # the plan is the first result: shown before anything is downloaded
         typer.echo(plan_text(plan, price_per_gb))
     for day in plan.days:
+        if day.empty:
+            named = ", ".join(o.uri for o in day.empty[:3])
+            more = f" and {len(day.empty) - 3:,} more" if len(day.empty) > 3 else ""
+            sys.stderr.write(
+                f"arena: note: {plural(len(day.empty), 'empty object')} (0 bytes) for "
+                f"{day.day} in the archive, taken as missing hours (gaps): {named}{more}\n"
+            )
         if day.ctx is None:
             sys.stderr.write(
                 f"arena: note: no asset contexts for {day.day} in the archive: the day is "
@@ -207,6 +223,7 @@ def fetch_command(
 
     say(f"fetch: downloaded {plural(got.objects, 'object')}, {size_text(got.bytes)}")
     written: list[DaySummary] = []
+    assert universe is not None  # asked for above unless a dry run
     for day in plan.days:
         markets = sorted(select(universe, day.coins), key=lambda m: m.asset)
         s = write_day(day, markets, root, out_dir)

@@ -4,12 +4,15 @@ A coin's asset index is its position in ``meta``'s ``universe`` list; a season, 
 recording's header and the engine all name markets as ``{"coin", "asset", "szDecimals"}``
 read from it. ``meta`` comes live from the info endpoint (``POST {"type": "meta"}``) or
 offline from a saved answer (a JSON file holding that answer, or the ``[meta, ctxs]`` pair
-``metaAndAssetCtxs`` returns).
+``metaAndAssetCtxs`` returns), or from a season file (TOML or JSON), whose ``markets`` are
+those same entries for its coins: the shipped ``seasons/season0.toml`` has BTC, ETH, SOL
+and HYPE, so a clone can work offline with no saved answer.
 """
 
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,17 +35,34 @@ class MetaUnavailable(MetaError):
     429): worth retrying, unlike a wrong answer (any other status, not a ``meta``)."""
 
 
-OFFLINE_HINT = "offline, pass --meta FILE (a saved meta answer; see --help)"
+SHIPPED_SEASON = Path(__file__).resolve().parents[2] / "seasons" / "season0.toml"
+
+
+def _offline_hint() -> str:
+    shipped = SHIPPED_SEASON if SHIPPED_SEASON.is_file() else Path("seasons/season0.toml")
+    return (
+        f"offline, pass --meta FILE (a saved meta answer, or a season file: --meta {shipped} "
+        "has BTC, ETH, SOL and HYPE; see --help)"
+    )
+
+
+OFFLINE_HINT = _offline_hint()
 RETRY_STATUSES = frozenset({408, 429})
 
 
 def parse_meta(doc: Any, source: str = "meta") -> list[Market]:
-    """Every market of a ``meta`` answer, asset = position in ``universe``."""
+    """Every market of a ``meta`` answer, asset = position in ``universe``; or a season
+    file's ``markets`` (its coins only, each with its asset index)."""
     if isinstance(doc, list) and doc and isinstance(doc[0], dict):
         doc = doc[0]  # metaAndAssetCtxs: [meta, asset contexts]
     universe = doc.get("universe") if isinstance(doc, dict) else None
+    if isinstance(doc, dict) and universe is None and isinstance(doc.get("markets"), list):
+        return _season_markets(doc["markets"], source)
     if not isinstance(universe, list):
-        raise MetaError(f'{source}: not a meta answer (want {{"universe": [...]}})')
+        raise MetaError(
+            f'{source}: not a meta answer (want {{"universe": [...]}}) nor a season file '
+            '(want "markets")'
+        )
     markets = []
     for i, entry in enumerate(universe):
         name = entry.get("name") if isinstance(entry, dict) else None
@@ -53,14 +73,32 @@ def parse_meta(doc: Any, source: str = "meta") -> list[Market]:
     return markets
 
 
+def _season_markets(entries: list[Any], source: str) -> list[Market]:
+    markets = []
+    for i, entry in enumerate(entries):
+        coin, asset, dec = (entry.get(k) if isinstance(entry, dict) else None for k in _KEYS)
+        if not isinstance(coin, str) or type(asset) is not int or asset < 0:
+            raise MetaError(f"{source}: markets[{i}] has no valid coin and asset")
+        if type(dec) is not int or not 0 <= dec <= 8:
+            raise MetaError(f"{source}: markets[{i}] has no valid szDecimals")
+        markets.append(Market(coin=coin, asset=asset, szDecimals=dec))
+    return markets
+
+
+_KEYS = ("coin", "asset", "szDecimals")
+
+
 def load_meta_file(path: str | Path) -> list[Market]:
+    """A saved ``meta`` answer (JSON), or a season file (``.toml``, or JSON) for its markets."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_bytes())
+        data = p.read_bytes()
+        doc = tomllib.loads(data.decode()) if p.suffix == ".toml" else json.loads(data)
     except OSError as exc:
         raise MetaError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise MetaError(f"{p}: not valid JSON: {exc}") from None
+    except ValueError as exc:  # TOMLDecodeError and UnicodeDecodeError included
+        kind = "TOML" if p.suffix == ".toml" else "JSON"
+        raise MetaError(f"{p}: not valid {kind}: {exc}") from None
     return parse_meta(doc, str(p))
 
 

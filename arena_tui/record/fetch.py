@@ -11,9 +11,10 @@ Downloads are resumable and never trusted blindly:
   never fetched again.
 - A day already written with the coins asked for is not even listed again.
 
-Errors are one line (``FetchError``): no credentials, refused credentials, a bucket or
-object that is not there, a truncated download. Which missing data is a gap and which an
-error is decided in ``plan_day`` (docs/data.md).
+Errors are one line (``FetchError``): no credentials, refused credentials, an endpoint that
+is not a URL, a bucket or object that is not there, a truncated download. Which missing
+data is a gap and which an error is decided in ``plan_day`` (docs/data.md): an empty
+(0-byte) object holds no hour of data, so it is taken as a missing hour, never downloaded.
 
 Why one module: the plan, its cost and the download share the object model (``Obj``, its
 cache path) and the S3 error mapping; apart, each would import the other.
@@ -49,7 +50,7 @@ CHUNK = 1 << 20
 NO_CREDENTIALS = (
     "fetch: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
     "AWS_PROFILE, or run aws configure: the buckets are requester-pays, so anonymous "
-    "requests are refused)"
+    "requests are refused, listing included: --dry-run needs them too)"
 )
 _REFUSED = {
     "InvalidAccessKeyId",
@@ -109,6 +110,7 @@ class DayPlan:
     books: dict[str, dict[int, Obj]] = field(default_factory=dict)  # coin -> hour -> object
     ctx: Obj | None = None
     fills: dict[int, tuple[str, Obj]] = field(default_factory=dict)  # hour -> (layout, obj)
+    empty: list[Obj] = field(default_factory=list)  # 0-byte objects listed: missing hours
 
     @property
     def compact(self) -> str:
@@ -151,6 +153,7 @@ class Plan:
             "price_per_gb": price_per_gb,
             "cost_usd": round(self.cost(price_per_gb), 4),
             "cache": str(self.cache),
+            "empty": [o.uri for d in self.days for o in d.empty],  # 0 bytes: missing hours
         }
 
 
@@ -170,12 +173,25 @@ def client(endpoint_url: str | None = None, region: str | None = None) -> Any:
     session = boto3.session.Session()
     if session.get_credentials() is None:
         raise FetchError(NO_CREDENTIALS)
-    return session.client(
-        "s3",
-        endpoint_url=endpoint_url or None,
-        region_name=region or session.region_name or DEFAULT_REGION,
-        config=Config(retries={"max_attempts": 5, "mode": "standard"}),
-    )
+    try:
+        return session.client(
+            "s3",
+            endpoint_url=endpoint_url or None,
+            region_name=region or session.region_name or DEFAULT_REGION,
+            config=Config(retries={"max_attempts": 5, "mode": "standard"}),
+        )
+    except ValueError as exc:  # botocore: "Invalid endpoint: notaurl", a bad region name
+        given = endpoint_url or os.environ.get("AWS_ENDPOINT_URL")
+        if given is not None and str(given) in str(exc):
+            where = "--endpoint-url" if endpoint_url else "AWS_ENDPOINT_URL"
+            raise FetchError(
+                f"fetch: {where} {given!r}: not a URL (want http://HOST:PORT or https://HOST)"
+            ) from None
+        if region and region in str(exc):
+            raise FetchError(
+                f"fetch: --region {region!r}: not a region name (e.g. {DEFAULT_REGION})"
+            ) from None
+        raise FetchError(f"fetch: {exc}") from None
 
 
 def s3_error(exc: Exception, what: str) -> FetchError:
@@ -229,36 +245,57 @@ def plan_day(s3: Any, day: dt.date, coins: Sequence[str]) -> DayPlan:
     gap input), and so is a day without its asset contexts' CSV (the CSVs have stopped
     before the books and fills before); a coin's books or the fills with no object at all
     that day is an error, named, since the archive is uploaded about monthly and the day is
-    most likely not there yet.
+    most likely not there yet. An empty (0-byte) object is not an LZ4 frame and holds no
+    data: it counts as no object (a gap), is kept in ``empty`` to be said, and is never
+    downloaded.
     """
     p = DayPlan(day, list(coins))
     d = p.compact
     wanted = set(coins)
-    for o in list_objects(s3, ARCHIVE_BUCKET, book_prefix(d)):
+
+    def listed(bucket: str, prefix: str) -> Iterator[Obj]:
+        for o in list_objects(s3, bucket, prefix):
+            if o.size == 0:
+                p.empty.append(o)
+            else:
+                yield o
+
+    for o in listed(ARCHIVE_BUCKET, book_prefix(d)):
         parsed = parse_book_key(o.key)
         if parsed is not None and parsed[1] in wanted:
             p.books.setdefault(parsed[1], {})[parsed[0]] = o
+    p.empty = [o for o in p.empty if (parse_book_key(o.key) or (0, ""))[1] in wanted]
     for coin in coins:
         if not p.books.get(coin):
             raise FetchError(
                 f"fetch: s3://{ARCHIVE_BUCKET}/{book_prefix(d)}H/l2Book/{coin}.lz4: no object "
-                f"for any hour of {day} (the archive is uploaded about monthly; is the day "
-                "there yet, and is the coin's name exact?)"
+                f"for any hour of {day}{_or_empty(p, coin)} (the archive is uploaded about "
+                "monthly; is the day there yet, and is the coin's name exact?)"
             )
     key = ctx_key(d)
-    found = [o for o in list_objects(s3, ARCHIVE_BUCKET, key) if o.key == key]
+    found = [o for o in listed(ARCHIVE_BUCKET, key) if o.key == key]
     p.ctx = found[0] if found else None  # none: a day-long gap in the contexts, said
     for layout in reversed(FILL_LAYOUTS):  # oldest first: a newer layout's hour wins
-        for o in list_objects(s3, NODE_BUCKET, fills_prefix(layout, d)):
+        for o in listed(NODE_BUCKET, fills_prefix(layout, d)):
             hour = parse_fills_key(o.key)
             if hour is not None:
                 p.fills[hour] = (layout, o)
     if not p.fills:
         raise FetchError(
             f"fetch: s3://{NODE_BUCKET}/{{{','.join(FILL_LAYOUTS)}}}/hourly/{d}/: no fills "
-            f"for any hour of {day} (the node's fills start on 2025-03-22)"
+            f"for any hour of {day}{_or_empty(p, None)} (the node's fills start on 2025-03-22)"
         )
     return p
+
+
+def _or_empty(p: DayPlan, coin: str | None) -> str:
+    """What to add to "no object for any hour of DAY" when the listing held empty (0-byte)
+    objects of that coin's books (``coin``) or of the fills (None): ", only N empty ..."."""
+    if coin is not None:
+        n = sum((parse_book_key(o.key) or (0, ""))[1] == coin for o in p.empty)
+    else:
+        n = sum(o.bucket == NODE_BUCKET for o in p.empty)
+    return f", only {n} empty (0-byte) one{'' if n == 1 else 's'}" if n else ""
 
 
 def make_plan(

@@ -34,7 +34,8 @@ MetaOpt = Annotated[
     typer.Option(
         "--meta",
         help='A saved answer of Hyperliquid\'s {"type":"meta"} (JSON) to take asset indexes '
-        "and szDecimals from, offline. Default: ask --info-url.",
+        "and szDecimals from, offline, or a season file (seasons/season0.toml: BTC, ETH, SOL, "
+        "HYPE). Default: ask --info-url.",
         dir_okay=False,
     ),
 ]

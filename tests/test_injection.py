@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena_tui.cli import app
-from arena_tui.logs.notes import NoteError, check_note
+from arena_tui.logs.notes import NOTE_PATTERN, NoteError, check_note
 from arena_tui.report.render import printed_report
 from arena_tui.run.hooks import Said
 from arena_tui.run.loader import StrategyError
@@ -72,6 +73,13 @@ def test_the_http_api_refuses_a_control_character_in_a_note_and_logs_nothing(
         r = alice.post("/v1/orders", json={**order(), "note": FORMULA})  # text: accepted
         assert r.status_code == 200
         assert arena_rows(h.log, "order")[-1]["note"] == FORMULA
+        # the OpenAPI document says so: its pattern refuses what check_note refuses
+        doc = alice.get("/openapi.json").json()
+        note = doc["components"]["schemas"]["OrderRequest"]["properties"]["note"]["anyOf"]
+        pattern = next(o for o in note if o.get("type") == "string")["pattern"]
+        assert pattern == NOTE_PATTERN
+        for text in (*CONTROLS, FORMULA, "é 🚀"):
+            assert (re.fullmatch(pattern[1:-1], text) is None) == (text in CONTROLS), repr(text)
 
 
 @pytest.mark.parametrize("bad", [ESC, "\x07", "\x00"], ids=["ESC", "BEL", "NUL"])

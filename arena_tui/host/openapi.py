@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.host import schemas as s
-from arena_tui.logs.notes import MAX_NOTE_CHARS
+from arena_tui.logs.notes import MAX_NOTE_CHARS, NOTE_PATTERN
 
 REF = "#/components/schemas/{name}"
 SECURED: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -79,9 +79,11 @@ def components() -> dict[str, Any]:
     for option in schemas["OrderRequest"]["properties"]["note"]["anyOf"]:
         if option.get("type") == "string":
             option["maxLength"] = MAX_NOTE_CHARS
+            option["pattern"] = NOTE_PATTERN
             option["description"] = (
-                "your words beside the order (UTF-8, at most 280 characters): logged with it, "
-                "shown with its fills, never read by the engine"
+                "your words beside the order (one line of UTF-8, at most 280 characters, no "
+                "control character): logged with it, shown with its fills, never read by the "
+                "engine"
             )
     return schemas
 

@@ -23,6 +23,8 @@ import msgspec
 
 MAX_NOTE_CHARS = 280  # characters (code points), as a post on a social network counts them
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0 (tab and newline too), DEL and C1
+# the same rule as a JSON Schema pattern (ECMA-262), for the HTTP API's OpenAPI document
+NOTE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 
 
 class NoteError(ValueError):

@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from arena_tui.tui.app import ArenaApp, make_app
@@ -79,8 +80,15 @@ async def to_the_end_on_the_score_tab(pilot: Pilot[None]) -> None:
     await pilot.press("6")
 
 
-def test_run_screen_at_the_end_on_the_score_tab(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(sample_app(tmp_path), run_before=to_the_end_on_the_score_tab)
+def test_run_screen_at_the_end_on_the_score_tab(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The run written to ``run`` under the test's directory: the report's path, shown
+    under the verdict, is the same in every run of the test.)"""
+    monkeypatch.chdir(tmp_path)
+    spec = RunSpec((SAMPLE,), MAKER, "baselines", out=Path("run"))
+    app = make_app(spec=spec, speed=None, paused=True)
+    assert snap_compare(app, run_before=to_the_end_on_the_score_tab)
 
 
 async def open_help(pilot: Pilot[None]) -> None:

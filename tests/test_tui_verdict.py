@@ -1,18 +1,22 @@
-"""arena-tui's Score tab: the verdict of a run watched to its end (Textual's pilot).
+"""arena-tui's Score tab and report: the verdict of a run watched to its end (Textual's
+pilot), and the report files it leaves.
 
-A run started in arena-tui is judged on the screen when it ends: the tab's answers must be
-the report's own (``report_doc`` of the same run, judged the same way), word for word; it
-says it is judging while the twins trade, "no trades to judge" alone for a strategy with
-no fills, one line when judging fails, and that the report has it for a run handed in by
-``arena backtest --tui`` (which judges it after the screen). A viewer who leaves while the
-twins trade stops their pass.
+A run started in arena-tui is judged and reported when it ends, as ``arena backtest --out``
+reports one: the tab's answers must be the report's own (``report_doc`` of the same run,
+judged the same way), word for word, and report.json in the run's directory says the same;
+the tab says it is judging while the twins trade, "no trades to judge" alone for a strategy
+with no fills, one line when judging fails, where the report is once written, and that the
+report has it for a run handed in by ``arena backtest --tui`` (which judges it after the
+screen). A viewer who quits while the twins trade does not lose the report: arena-tui
+waits for it once the screen is gone, saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +27,12 @@ from arena_tui.report.render import report_doc
 from arena_tui.report.verdict import Judging, measure_twins
 from arena_tui.run.parts import BacktestResult, Status
 from arena_tui.run.twins import TWINS
-from arena_tui.tui import judge as judge_module
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
+from arena_tui.tui.cli import said
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.source import RunSpec, judging_of, prepare
 from arena_tui.tui.widgets.verdict import ELSEWHERE, WAITING, VerdictPanel
-from tests.clirun import SYNTH, sample_season
-from tests.tuikit import ROOT, WAIT_S, aio, finished, run_screen, trader_spec
+from tests.tuikit import WAIT_S, aio, finished, run_screen, trader_spec
 
 IDLE = """
 from arena_tui.strategy import Strategy
@@ -39,6 +42,7 @@ class Idle(Strategy):
     pass
 """
 LABELS = (("ranked?", "ranked"), ("money?", "money"), ("skill?", "skill"), ("floor:", "floor"))
+TWINS_AT = "arena_tui.report.render.measure_twins"  # the twins' pass of the report's writer
 
 
 def reported(spec: RunSpec, out: Path) -> dict[str, Any]:
@@ -83,9 +87,16 @@ async def test_a_run_watched_to_its_end_shows_the_answers_the_report_gives(
     assert want["verdict"] != "no_trades" and "ranked" in want
     lines = text.splitlines()
     assert lines[0] == f"the verdict on trader: {want['text']}"
-    assert lines[1:] == [f"{label} {want[key]['text']}" for label, key in LABELS]
+    assert lines[1:-1] == [f"{label} {want[key]['text']}" for label, key in LABELS]
+    page = spec.out / "report.html" if spec.out else None
+    assert lines[-1] == f"report {page} (arena runs list shows the run)"
     for label, key in LABELS:  # and on the terminal, wrapped as it fits
         assert f"{label} {' '.join(want[key]['text'].split())}" in drawn, key
+    assert spec.out is not None  # the run's directory holds the report arena backtest writes
+    doc = json.loads((spec.out / "report.json").read_text(encoding="utf-8"))
+    assert doc["verdict"] == want and doc["kind"] == "backtest"
+    for name in ("report.html", "fills.csv", "equity.csv", "chart.svg", "rundata.msgpack"):
+        assert (spec.out / name).is_file(), name
 
 
 @aio
@@ -98,7 +109,7 @@ async def test_while_the_twins_trade_the_tab_says_so(
         assert release.wait(WAIT_S)
         return measure_twins(result, how, progress)
 
-    monkeypatch.setattr("arena_tui.tui.judge.measure_twins", slow)
+    monkeypatch.setattr(TWINS_AT, slow)
     app = make_app(spec=trader_spec(tmp_path, vs="baselines"), speed=None, paused=True)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = run_screen(app)
@@ -107,7 +118,7 @@ async def test_while_the_twins_trade_the_tab_says_so(
         await pilot.press("space")
         await finished(screen)
         await pilot.pause()
-        assert panel.text == "judging: trading 100 random twins..."
+        assert panel.text == "judging: trading 100 random twins, then writing the report..."
         assert screen.verdict is None and not screen.judged.is_set()
         await pilot.press("6")  # the screen stays live meanwhile
         assert screen.query_one("#tabs", TabbedContent).active == "score-tab"
@@ -125,8 +136,10 @@ async def test_a_strategy_with_no_fills_reads_no_trades_to_judge(tmp_path: Path)
         await pilot.press("6")
         await pilot.pause()
         panel = screen.query_one(VerdictPanel)
-        assert panel.text == "no trades to judge"
-        assert shown(panel) == "no trades to judge"
+        written = f"report {tmp_path / 'run' / 'report.html'} (arena runs list shows the run)"
+        assert panel.text == f"no trades to judge\n{written}"
+        drawn = shown(panel)  # (a path wider than the tab is folded where it must be)
+        assert drawn.replace(" ", "") == f"no trades to judge {written}".replace(" ", "")
     assert screen.verdict is not None and screen.verdict["verdict"] == "no_trades"
 
 
@@ -137,7 +150,7 @@ async def test_judging_that_fails_says_so_in_one_line(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the twins fell over\nTraceback (most recent call last): ...")
 
-    monkeypatch.setattr("arena_tui.tui.judge.measure_twins", broken)
+    monkeypatch.setattr(TWINS_AT, broken)
     app = make_app(spec=trader_spec(tmp_path, vs="baselines"), speed=None)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = run_screen(app)
@@ -176,56 +189,58 @@ def test_arena_backtest_tui_leaves_the_verdict_to_its_report(tmp_path: Path) -> 
 
 
 @aio
-async def test_leaving_while_the_twins_trade_stops_their_pass(
+async def test_quitting_while_the_twins_trade_keeps_the_report_and_arena_tui_waits_for_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The judge is told to stop when the viewer quits (its ``stopped`` turns true), and a
-    pass told so stops at its next progress update."""
-    seen: dict[str, Any] = {}
-    began, ended = threading.Event(), threading.Event()
+    """The report is not stopped by the viewer quitting: once the screen is gone, arena-tui
+    says it is writing it, waits, then says where it is."""
+    release = threading.Event()
 
-    def watching(result: BacktestResult, how: Judging, stopped: Any) -> dict[str, Any]:
-        try:
-            seen["stopped before"] = stopped()
-            began.set()
-            deadline = time.monotonic() + WAIT_S
-            while not stopped():
-                if time.monotonic() > deadline:
-                    raise AssertionError("never told to stop")
-                time.sleep(0.01)
-            seen["stopped after"] = True
-            raise judge_module.Stopped
-        finally:
-            ended.set()
+    def slow(result: BacktestResult, how: Judging, progress: Status | None = None) -> Any:
+        assert release.wait(WAIT_S)
+        return measure_twins(result, how, progress)
 
-    monkeypatch.setattr("arena_tui.tui.screens.run.judge", watching)
-    app = make_app(spec=trader_spec(tmp_path, vs="baselines"), speed=None)
+    class Err(io.StringIO):
+        """stderr: the line saying arena-tui waits lets the twins go on."""
+
+        def write(self, text: str) -> int:
+            n = super().write(text)
+            release.set()
+            return n
+
+    monkeypatch.setattr(TWINS_AT, slow)
+    spec = trader_spec(tmp_path, vs="baselines")
+    app = make_app(spec=spec, speed=None)
     async with app.run_test(size=(80, 24)):
         screen = run_screen(app)
         await finished(screen)
-        assert began.wait(WAIT_S)
         await app.action_quit()  # what q does (a key press races the exit it starts)
-    assert ended.wait(WAIT_S)
-    assert seen == {"stopped before": False, "stopped after": True}
-    assert screen.verdict is None
+    source = screen.source
+    assert source.reporter is not None and not source.reporter.done.is_set()
+    err = Err()
+    said(source, err)
+    assert source.reporter.done.is_set() and spec.out is not None
+    assert err.getvalue().splitlines() == [
+        "arena-tui: judging: trading 100 random twins, then writing the report... "
+        f"({source.title})",
+        f"arena-tui: report {spec.out / 'report.html'} (arena runs list shows the run)",
+    ]
+    assert (spec.out / "report.json").is_file()
 
 
-def test_a_stopped_judge_ends_its_twins_pass(tmp_path: Path) -> None:
-    """``judge`` with ``stopped`` true raises Stopped from inside the twins' pass (the
-    random control on the 3-coin sample's first 90 minutes: more inputs than one progress
-    step, 16,384), at its first progress update."""
-    season = sample_season(tmp_path / "long.json", 90)
-    spec = RunSpec((SYNTH,), ROOT / "strategies" / "control_random.py", None, season, tmp_path)
-    bt, paths = prepare(spec)
-    result = bt.run(paths)
-    how = judging_of(spec)
-    asked: list[bool] = []
-
-    def stopped() -> bool:
-        asked.append(True)
-        return True
-
-    assert result.entrants[0].stats.fills  # there are trips to re-time
-    with pytest.raises(judge_module.Stopped):
-        judge_module.judge(result, how, stopped)
-    assert asked == [True]  # at the first update: the pass went no further
+@aio
+async def test_a_run_stopped_before_its_end_keeps_its_run_log_and_writes_no_report(
+    tmp_path: Path,
+) -> None:
+    spec = trader_spec(tmp_path, vs="baselines")
+    app = make_app(spec=spec, speed=None, paused=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = run_screen(app)
+        await pilot.press("q")
+    assert screen.source.done.wait(WAIT_S)
+    err = io.StringIO()
+    said(screen.source, err)
+    assert screen.source.reporter is None and spec.out is not None
+    run_log = spec.out / "run.jsonl"
+    assert err.getvalue() == f"arena-tui: run log {run_log} (arena replay gives its ranking)\n"
+    assert run_log.is_file() and not (spec.out / "report.json").exists()

@@ -90,6 +90,7 @@ class ArenaApp(App[None]):
         self.has_start = catalog is not None or (source is None and spectate is None)
         self.catalog = catalog or Catalog((), (), ())
         self.source = source
+        self.started: list[BacktestSource] = [] if source is None else [source]  # every run
         self.sources = sources
         self.speed = speed
         self.paused = paused
@@ -150,6 +151,7 @@ class ArenaApp(App[None]):
             return
         source = self.sources(spec) if isinstance(spec, RunSpec) else self.live_sources(spec)
         self.source = source
+        self.started.append(source)
         self.push_screen(RunScreen(source, source.playback(speed, self.paused)))
 
     def action_help(self) -> None:

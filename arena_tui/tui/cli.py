@@ -4,7 +4,11 @@ With recordings and ``--strategy`` it opens the run screen at once; with ``--spe
 URL`` the spectator screen of a running ``arena host``; otherwise the start screen, with
 whatever was given listed first and picked. A bad file or season fails here, as one
 ``arena: error:`` line, before Textual takes the terminal. A run started here writes its
-run log only; its verdict is judged on the screen (the Score tab) when it reaches its end.
+run directory as ``arena backtest --out`` does (by default a new one under the data
+directory's ``runs/``): its run log, and once it reaches its end its report (report.json,
+report.html, the CSVs, the chart), judged on the screen (the Score tab) and indexed for
+``arena runs list``. Once the screen is gone, each run of the session says where it left
+its report (waited for, saying so, if it is still being written) or its run log.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TextIO, TypeVar
 
 import typer
 
@@ -24,7 +28,7 @@ from arena_tui.util.options import ForceOpt, HookTimeoutOpt, SeasonOpt
 
 if TYPE_CHECKING:
     from arena_tui.run.paper import PaperSpec
-    from arena_tui.tui.source import RunSpec
+    from arena_tui.tui.source import BacktestSource, RunSpec
 
 Spec = TypeVar("Spec", "RunSpec", "PaperSpec")  # what the start screen hands a source
 
@@ -94,9 +98,10 @@ def tui_command(
         typer.Option(
             "--out",
             file_okay=False,
-            help="Directory for the run log (default: a new one in the data dir); one "
-            "holding a run already is refused unless --force. Later runs of the session go "
-            "beside it (DIR-2, DIR-3...), or with --force replace it.",
+            help="Directory for the run: its run log, and once it reaches its end its "
+            "report (default: a new one in the data directory's runs/); one holding a run "
+            "already is refused unless --force. Later runs of the session go beside it "
+            "(DIR-2, DIR-3...), or with --force replace it.",
         ),
     ] = None,
     force: ForceOpt = False,
@@ -130,7 +135,13 @@ def tui_command(
     """Watch a backtest live: fills, equity, drawdown, the score and every rejection.
 
     With LOG... and --strategy it runs at once; else the start screen lists what
-    it finds.
+    it finds: your strategies and recordings (here, ./strategies, ./recordings,
+    the data directory), then the shipped sample recordings and baselines.
+
+    Each run is written as arena backtest --out writes one (a new directory in
+    the data directory's runs/, or --out): its run log, and once it reaches its
+    end its verdict (the Score tab) and report.json, report.html and the rest;
+    arena runs list shows it.
 
     Keys: space pause/play, +/- speed (1x 10x 60x 600x max), n the watched
     entry's next fill or rejection;
@@ -164,7 +175,7 @@ def tui_command(
             tuple(given), strategy, vs, season, out, latency_ms, seed, force, hook_timeout
         )
         bt, paths = prepare(spec)  # fails here, before the screen opens
-        # judged on the screen at its end, as the start screen's runs are (no report files)
+        # judged and reported at its end, as the start screen's runs are
         source = BacktestSource.of_backtest(
             bt, paths, title=strategy.name, judging=judging_of(spec)
         )
@@ -211,14 +222,41 @@ def tui_command(
         key=key or None,
     )
     app.run()
+    for run in app.started:
+        said(run)
     source = app.source
     if source is None:
         return
     outcome = source.outcome
-    if outcome is not None and outcome.run_log is not None:
-        sys.stderr.write(f"arena-tui: run log {outcome.run_log} (arena replay gives its ranking)\n")
     if outcome is not None and outcome.error is not None and not outcome.stopped:
         fail(outcome.error)  # (stopped before the season began: the viewer's choice)
+
+
+def said(source: BacktestSource, err: TextIO | None = None) -> None:
+    """What a run of the session left, on stderr once the screen is gone: its report (waited
+    for while it is still being written: a run that reached its end always gets one), or
+    its run log alone (a run stopped before its end)."""
+    out = err or sys.stderr
+    outcome = source.outcome
+    if outcome is None or outcome.run_log is None:
+        return
+    reporter = source.reporter
+    if reporter is None:
+        out.write(f"arena-tui: run log {outcome.run_log} (arena replay gives its ranking)\n")
+        return
+    if not reporter.done.is_set():
+        from arena_tui.tui.judge import judging_line
+
+        out.write(f"arena-tui: {judging_line(reporter.how)} ({source.title})\n")
+        out.flush()
+        reporter.done.wait()
+    reported = reporter.outcome
+    if reported is None or reported.error is not None:
+        why = "its report failed" if reported is None else reported.error
+        out.write(f"arena-tui: run log {outcome.run_log}; no report: {why}\n")
+        return
+    where = reported.page or reported.out
+    out.write(f"arena-tui: report {where} (arena runs list shows the run)\n")
 
 
 def main() -> None:

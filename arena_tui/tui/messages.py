@@ -69,10 +69,14 @@ class RunEnded(Message):
 
 
 class VerdictReady(Message):
-    """The run's verdict, judged once the run ended (report.json's "verdict"), or the one
-    line saying why it could not be."""
+    """The run's verdict, judged once the run ended (report.json's "verdict"), and where its
+    report was written (report.html, or the run directory without it); or the one line
+    saying why there is none."""
 
-    def __init__(self, verdict: dict[str, Any] | None, error: str | None = None) -> None:
+    def __init__(
+        self, verdict: dict[str, Any] | None, error: str | None = None, report: Path | None = None
+    ) -> None:
         super().__init__()
         self.verdict = verdict
         self.error = error
+        self.report = report

@@ -16,9 +16,12 @@ resumed; the events are kept for then) while the run goes on consuming the feed.
 
 A source started in arena-tui (its start screen, ``arena-tui LOG --strategy X``) carries
 how its verdict is judged when the run reaches its end (``judging``: as ``arena backtest``
-judges it, the twins trading on the same logs); one handed in by ``arena backtest --tui``
-or ``arena paper --tui`` carries none: that command judges the run and prints the report
-once the screen is closed.
+judges it, the twins trading on the same logs), gathers the run data report.html is drawn
+from as the run goes (``report.rundata.Collector``), and once the run has reached its end
+writes the run's report into its directory (``tui.judge.Reporter``: report.json,
+report.html and the rest, as ``arena backtest --out`` does, then ``arena runs list``
+shows it). One handed in by ``arena backtest --tui`` or ``arena paper --tui`` carries
+none: that command judges the run and writes the report once the screen is closed.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from arena_tui.report.rundata import Collector
 from arena_tui.report.verdict import Judging
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import build_backtest
@@ -41,6 +45,7 @@ from arena_tui.run.parts import BacktestResult
 from arena_tui.run.twins import TWINS
 from arena_tui.season.file import SeasonError
 from arena_tui.tui.capture import History, take
+from arena_tui.tui.judge import Reporter
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Happening
@@ -250,8 +255,9 @@ class BacktestSource:
     ``make`` prepares the run (in the worker: it may read files or fetch ``meta``) and
     returns the runner and how to make its pass; ``live``: a run on the live feed, whose
     :class:`~arena_tui.run.live.LiveFeed` is ``feed`` once made (the screen reads its link).
-    ``judging``: how the screen judges the run at its end (None: not there, see the module
-    docstring; a live run's is set once made, its twins trading on its run log).
+    ``judging``: how the run is judged at its end (None: not here, see the module
+    docstring; a live run's is set once made, its twins trading on its run log); the run
+    is then reported by ``reporter``, once it has reached its end.
     """
 
     def __init__(
@@ -273,6 +279,7 @@ class BacktestSource:
         self.started = False
         self.done = threading.Event()  # the worker has finished (run log closed)
         self.feed: LiveFeed | None = None
+        self.reporter: Reporter | None = None  # writing the report, once the end is reached
 
     @classmethod
     def of_spec(cls, spec: RunSpec) -> BacktestSource:
@@ -336,6 +343,8 @@ class BacktestSource:
                 bt, go = self._make()
             except KNOWN as exc:
                 return self._end(post, Outcome(False, False, str(exc), 0, None, prepared=False))
+            # the run data report.html is drawn from, for a run reported at its end
+            collector = None if self.judging is None else Collector.attach(bt)
             watch = (_LiveWatch if self.live else _Watch)(bt, playback, post, self.clock)
             error = None
             try:
@@ -344,6 +353,11 @@ class BacktestSource:
                 error = str(exc)
             watch.show(waiting=False)
             outcome = Outcome(bt.engine.over, playback.stopped, error, watch.applied, bt.log.path)
+            how, result, log = self.judging, self.result, bt.log.path
+            ended = error is None and not outcome.stopped and result is not None
+            if ended and how is not None and result is not None and log is not None:
+                kind = "paper" if self.live else "backtest"
+                self.reporter = Reporter(result, how, log.parent, collector, kind=kind).start()
             return self._end(post, outcome)
         finally:
             self.done.set()

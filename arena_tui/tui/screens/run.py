@@ -15,17 +15,19 @@ start (a choice of files the runner refuses) goes back to the start screen and s
 there. ``esc`` goes back to the start screen, the one it came from or, for a run started
 from the command line, a new one.
 
-When a run started in arena-tui reaches its end, the Score tab judges it (``tui.judge``:
-the twins' pass, in a worker thread, so the screen stays live; "judging: trading 100
-random twins..." meanwhile) and shows the verdict's three answers and the floor as the
-terminal report words them; a failure there is one line in the tab. A run handed in by
-``arena backtest --tui`` is judged by that command after the screen, so the tab says the
-verdict comes with the report.
+When a run started in arena-tui reaches its end, it is judged and its report written into
+its directory (``tui.judge``: the twins' pass, then every file ``arena backtest --out``
+writes, in a thread of its own, so the screen stays live; "judging: trading 100 random
+twins..." meanwhile), and the Score tab shows the verdict's three answers and the floor as
+the terminal report words them, and where report.html is; a failure there is one line in
+the tab. A run handed in by ``arena backtest --tui`` is judged by that command after the
+screen, so the tab says the verdict comes with the report.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from functools import partial
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -35,12 +37,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
-from textual.worker import get_current_worker
 
-from arena_tui.report.verdict import Judging
-from arena_tui.run.parts import BacktestResult
 from arena_tui.tui.feedlink import FeedLink
-from arena_tui.tui.judge import Stopped, judge, judging_line
+from arena_tui.tui.judge import Reported, judging_line
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted, VerdictReady
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Snapshot
@@ -55,7 +54,6 @@ from arena_tui.tui.widgets.score import ScorePanel
 from arena_tui.tui.widgets.status import StatusBar, ended_words, season_part
 from arena_tui.tui.widgets.usage import UsageChart
 from arena_tui.tui.widgets.verdict import ELSEWHERE, VerdictPanel
-from arena_tui.util.errors import KNOWN
 
 LIVE_HIDDEN = frozenset({"faster", "slower", "seek"})
 LINK_S = 0.2  # how often a live run's header reads the feed's link
@@ -209,9 +207,10 @@ class RunScreen(Screen[None]):
         self.query_one(StatusBar).ended = ended_words(out.final, out.stopped, out.error)
         self.settled.set()
         self.finished.set()
-        result, how = self.source.result, self.source.judging
-        if out.error is None and not out.stopped and result is not None and how is not None:
-            self.start_judging(result, how)
+        reporter, how = self.source.reporter, self.source.judging
+        if reporter is not None:  # the run reached its end: judged, and its report written
+            self.query_one(VerdictPanel).note(judging_line(reporter.how))
+            reporter.listen(self._reported)
         elif how is not None:
             self.query_one(VerdictPanel).note("no verdict: the run did not reach its end")
             self.judged.set()
@@ -222,31 +221,13 @@ class RunScreen(Screen[None]):
             return  # the choices were wrong: say so where they are made
         self.show_error(f"the run failed: {out.error}")
 
-    # ---- the verdict, once the run has ended -----------------------------------------
+    # ---- the verdict and the report, once the run has ended ----------------------------
 
-    def start_judging(self, result: BacktestResult, how: Judging) -> None:
-        self.query_one(VerdictPanel).note(judging_line(how))
-        work = partial(self._judge, result, how)
-        self.run_worker(work, name="judge", group="judge", thread=True, exit_on_error=False)
-
-    def _judge(self, result: BacktestResult, how: Judging) -> None:
-        """The worker's body: the verdict, or one line saying why there is none."""
-        worker = get_current_worker()  # cancelled when the app or the screen goes away
-
-        def stopped() -> bool:
-            return self.playback.stopped or worker.is_cancelled
-
-        try:
-            verdict = judge(result, how, stopped)
-        except Stopped:
-            return  # the viewer left: nobody to show it to
-        except KNOWN as exc:
-            self.post_message(VerdictReady(None, str(exc)))
-        except Exception as exc:  # any failure: the tab says it in one line, not a traceback
-            line = next(iter(str(exc).splitlines()), "")
-            self.post_message(VerdictReady(None, f"{type(exc).__name__}: {line}".rstrip(": ")))
-        else:
-            self.post_message(VerdictReady(verdict))
+    def _reported(self, reported: Reported) -> None:
+        """From the reporter's thread: how the report went, to show (if still shown)."""
+        message = VerdictReady(reported.verdict, reported.error, reported.page or reported.out)
+        with contextlib.suppress(RuntimeError):  # the app's loop is gone: nobody to show it
+            self.post_message(message)
 
     @on(VerdictReady)
     def _verdict_ready(self, message: VerdictReady) -> None:
@@ -255,7 +236,7 @@ class RunScreen(Screen[None]):
             panel.note(f"no verdict: {message.error}", failed=True)
         else:
             self.verdict = message.verdict
-            panel.show(message.verdict)
+            panel.show(message.verdict, message.report)
         self.judged.set()
 
     def show_error(self, text: str) -> None:

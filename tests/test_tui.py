@@ -464,15 +464,23 @@ async def test_start_screen_says_what_is_missing_and_esc_comes_back_to_it(tmp_pa
     assert all(m.outcome is not None and m.outcome.stopped for m in made)
 
 
-def test_discover_lists_logs_strategies_and_seasons_given_first(tmp_path: Path) -> None:
+def test_discover_lists_what_is_given_then_the_builders_own_then_what_arena_ships(
+    tmp_path: Path,
+) -> None:
     here = tmp_path / "work"
     for d in ("recordings", "strategies", "seasons"):
         (here / d).mkdir(parents=True)
-    data = tmp_path / "data"
+    data = tmp_path / "data" / "recordings"
+    (tmp_path / "data" / "history").mkdir(parents=True)
     data.mkdir()
     (data / "day.jsonl.gz").write_bytes(b"")
+    (tmp_path / "data" / "history" / "hl-2026-12-01.jsonl.lz4").write_bytes(b"")
     (here / "recordings" / "a.jsonl").write_text("")
     (here / "recordings" / "notes.txt").write_text("")
+    tuikit.write_market(here / "mine.jsonl")  # a recording saved here
+    (here / "fills.jsonl").write_text('{"t":1,"entry":"x"}\n')  # a run's file: not one
+    (here / "my_strategy.py").write_text("class Mine(Strategy):\n    pass\n")
+    (here / "setup.py").write_text("print('not a strategy')\n")
     (here / "strategies" / "mine.py").write_text("class Mine(Strategy):\n    pass\n")
     (here / "strategies" / "helpers.py").write_text("def f() -> None: ...\n")
     (here / "seasons" / "s.toml").write_text("")
@@ -482,13 +490,29 @@ def test_discover_lists_logs_strategies_and_seasons_given_first(tmp_path: Path) 
         strategies=[given],
         cwd=here,
         data_recordings=data,
+        shipped=ROOT,
     )
     assert [(i.path.name, i.where) for i in found.recordings] == [
         ("a.jsonl", "given"),
         ("day.jsonl.gz", "data dir"),
-    ]  # a.jsonl once, as given; notes.txt is not a log
-    names = [i.path.name for i in found.strategies]
-    assert names[:2] == ["given.py", "mine.py"] and "helpers.py" not in names
-    assert {"maker.py", "momentum.py"} <= set(names)  # the shipped baselines
-    assert "common.py" not in names and "__init__.py" not in names
-    assert [i.path.name for i in found.seasons] == ["s.toml"]
+        ("hl-2026-12-01.jsonl.lz4", "fetched"),
+        ("mine.jsonl", "here"),
+        ("synth-3coins-20261201.jsonl.gz", "sample"),  # the docs' sample first
+        ("btc-20250126-capture.jsonl.gz", "sample"),
+        ("sample-btc-20250126.jsonl", "sample"),
+    ]  # a.jsonl once, as given; notes.txt and fills.jsonl are not recordings
+    assert [(i.path.name, i.where) for i in found.strategies] == [
+        ("given.py", "given"),
+        ("my_strategy.py", "here"),
+        ("mine.py", "./strategies"),
+        ("momentum.py", "baseline"),
+        ("reversion.py", "baseline"),
+        ("control_random.py", "baseline"),
+        ("maker.py", "baseline"),
+        ("http_twin.py", "shipped"),
+    ]  # no helpers.py, setup.py, common.py or __init__.py
+    assert [(i.path.name, i.where) for i in found.seasons] == [
+        ("s.toml", "./seasons"),
+        ("sample-btc-20250126.toml", "shipped"),
+        ("season0.toml", "shipped"),
+    ]

@@ -11,10 +11,15 @@ not, and the strategy list finds strategies that subclass another strategy.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from textual.widgets import OptionList
 
 from arena_tui.tui.app import make_app
@@ -22,12 +27,15 @@ from arena_tui.tui.catalog import Catalog, Item, defines_strategy, discover
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import PickList, StartScreen, Tick
 from arena_tui.tui.source import BacktestSource, RunSpec
+from arena_tui.tui.widgets.verdict import VerdictPanel
 from tests import tuikit
+from tests.clirun import arena
 from tests.tuikit import MAKER, ROOT, SAMPLE, aio, settled
 
 CAPTURE = ROOT / "recordings" / "btc-20250126-capture.jsonl.gz"
 SAMPLE_SEASON = ROOT / "seasons" / "sample-btc-20250126.toml"
 SEASON0 = ROOT / "seasons" / "season0.toml"
+SYNTH_NAME = "synth-3coins-20261201.jsonl.gz"
 
 
 def sources_in(tmp_path: Path, made: list[BacktestSource]) -> Callable[[RunSpec], BacktestSource]:
@@ -158,13 +166,16 @@ async def test_picked_and_unpicked_read_without_colour() -> None:
 
 
 def test_the_strategy_list_finds_subclasses_of_subclasses(tmp_path: Path) -> None:
-    shipped = [i.path.name for i in discover(cwd=ROOT, data_recordings=tmp_path).strategies]
-    assert shipped == [
-        "control_random.py",
-        "http_twin.py",  # http_agent.py's logic as a strategy; http_agent.py itself is a script
-        "maker.py",
-        "momentum.py",
-        "reversion.py",
+    shipped = [
+        (i.path.name, i.where) for i in discover(cwd=ROOT, data_recordings=tmp_path).strategies
+    ]
+    assert shipped == [  # in arena's own tree too: the baselines, as --vs baselines runs them
+        ("momentum.py", "baseline"),
+        ("reversion.py", "baseline"),
+        ("control_random.py", "baseline"),
+        ("maker.py", "baseline"),
+        # http_agent.py's logic as a strategy; http_agent.py itself is a script
+        ("http_twin.py", "shipped"),
     ]
     here = tmp_path / "work"
     (here / "strategies" / "pkg").mkdir(parents=True)
@@ -190,3 +201,81 @@ def test_the_strategy_list_finds_subclasses_of_subclasses(tmp_path: Path) -> Non
     assert names == ["base.py", "broken.py", "child.py", "grand.py", "local.py"]
     assert defines_strategy(here / "strategies" / "pkg" / "deep.py")
     assert not defines_strategy(here / "strategies" / "helper.py")
+
+
+def first_strategy() -> str:
+    """docs/strategies.md's first strategy, the file it tells a new user to save."""
+    text = (ROOT / "docs" / "strategies.md").read_text(encoding="utf-8")
+    found = re.search(r'<!-- docs-test: file "my_strategy.py" -->\n```python\n(.*?)```', text, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+@aio
+async def test_a_new_user_runs_their_strategy_on_the_shipped_sample_from_their_own_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """arena-tui started in a directory holding only my_strategy.py (docs/strategies.md):
+    the strategy is listed first and highlighted, the baselines after it, the shipped
+    samples are there to run on; the run writes its directory as arena backtest --out does
+    (report.html too) under the data directory's runs/, and arena runs list shows it."""
+    home, data = tmp_path / "mine", tmp_path / "data"
+    home.mkdir()
+    (home / "my_strategy.py").write_text(first_strategy(), encoding="utf-8")
+    monkeypatch.chdir(home)
+    monkeypatch.setenv("ARENA_DATA_DIR", str(data))
+    app = make_app(catalog=discover())  # as arena-tui makes it, with nothing given
+    async with app.run_test(size=(80, 24)) as pilot:
+        start = start_of(app)
+        c = start.catalog
+        assert [(i.path.name, i.where) for i in c.strategies[:2]] == [
+            ("my_strategy.py", "here"),
+            ("momentum.py", "baseline"),
+        ]
+        assert start.query_one("#strategies", OptionList).highlighted == 0  # the user's own
+        names = [i.path.name for i in c.recordings]
+        assert names == [SYNTH_NAME, CAPTURE.name, SAMPLE.name]  # the docs' sample first
+        assert {i.where for i in c.recordings} == {"sample"}
+        recordings = start.query_one("#recordings", PickList)
+        assert recordings.selected == [0] and start.error == ""  # the sample, ready to run
+        # the two-minute real BTC sample instead (faster here), at max speed, r
+        await pilot.press("space", "down", "down", "space", "plus", "plus", "r")
+        screen = app.screen
+        assert isinstance(screen, RunScreen), start.error
+        await tuikit.finished(screen)
+        await asyncio.wait_for(screen.judged.wait(), tuikit.WAIT_S)
+        assert screen.outcome is not None and screen.outcome.error is None
+        reporter = screen.source.reporter
+        assert reporter is not None and reporter.done.is_set() and reporter.outcome is not None
+        run = reporter.outcome.out
+        assert run is not None and run.parent == data / "runs"
+        assert run.name.startswith("my_strategy-")
+        panel = screen.query_one(VerdictPanel).text
+        assert panel.endswith(f"report {run / 'report.html'} (arena runs list shows the run)")
+        await pilot.press("q")
+    for name in ("run.jsonl", "report.json", "report.html", "fills.csv", "equity.csv"):
+        assert (run / name).is_file(), name
+    env = {**os.environ, "ARENA_DATA_DIR": str(data)}
+    listed = arena("runs", "list", "--json", cwd=home, env=env)
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)
+    assert [Path(r["path"]) for r in runs] == [run]
+    assert runs[0]["strategy"] == "my_strategy.py"
+
+
+@aio
+async def test_with_no_recording_the_start_screen_says_where_they_come_from(
+    tmp_path: Path,
+) -> None:
+    catalog = discover(
+        cwd=tmp_path, data_recordings=tmp_path / "data" / "recordings", shipped=tmp_path / "none"
+    )
+    assert catalog.recordings == ()
+    app = make_app(catalog=catalog)
+    async with app.run_test(size=(80, 24)) as pilot:
+        start = start_of(app)
+        said = start.error
+        for where in ("arena synth", "arena record", "arena fetch", SYNTH_NAME):
+            assert where in said, where
+        await pilot.press("escape", "r")  # r says it again, rather than "pick one first"
+        assert start.error == said and isinstance(app.screen, StartScreen)

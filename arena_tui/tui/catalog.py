@@ -1,13 +1,24 @@
 """What the start screen offers: recordings, strategies and season files found on disk.
 
 Why this module exists: the start screen must list what a builder has without asking
-them to type paths, and the tests must be able to hand it a fixed list. Discovery looks in
-the data directory's ``recordings/`` and ``./recordings``, in ``./strategies`` and the
-shipped baselines, and in ``./seasons``; paths given on the command line come first. A
-strategy file is listed only when it defines a Strategy subclass, directly or through
+them to type paths, and the tests must be able to hand it a fixed list. Paths given on the
+command line come first; then what is the builder's own, then what arena ships:
+
+- recordings: the data directory's ``recordings/`` (where ``arena synth``, ``arena record``
+  and ``arena import`` write) and ``history/`` (``arena fetch``'s days), ``./recordings``, the
+  recordings in ``.`` itself (a file is taken there only when it starts as a log does), then
+  the shipped samples (the ``recordings/`` beside the baselines, found from this package
+  wherever arena-tui is started; the synthetic six hours the docs use first);
+- strategies: the files in ``.`` and in ``./strategies`` (``my_strategy.py``, saved where
+  docs/strategies.md says), then the shipped baselines (marked ``baseline``, in the order
+  ``--vs baselines`` runs them) and the other shipped strategies;
+- seasons: ``./seasons``, then the shipped season files.
+
+A strategy file is listed only when it defines a Strategy subclass, directly or through
 another strategy class (``class Reversion(Momentum)``, ``Momentum`` imported from a file
 that defines it from ``Strategy``): read as Python source, never imported (importing runs
-the file).
+the file). The start screen highlights the first strategy: the builder's own when there is
+one. With no recording at all, :func:`no_recordings` says where recordings come from.
 
 Whether a recording runs under its own season or the defaults is also decided here,
 cheaply (:func:`needs_season`), so the start screen can highlight one that runs and say,
@@ -25,14 +36,18 @@ from pathlib import Path
 import msgspec
 from rich.text import Text
 
-from arena_tui.logs.logfile import iter_raw_lines, parse_header
-from arena_tui.run.loader import STRATEGIES_DIR
+from arena_tui.logs.logfile import iter_raw_lines, open_binary, parse_header
+from arena_tui.run.loader import BASELINES, STRATEGIES_DIR
 from arena_tui.season.file import load_season
 from arena_tui.util.errors import ArenaError
-from arena_tui.util.paths import recordings_dir
+from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
 from engine.season import MINUTE_MS
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.lz4", ".gz", ".lz4")
+LOG_START = b'{"arena_log":'  # how a recording's first line starts (logs.logfile's header)
+SHIPPED = STRATEGIES_DIR.parent  # arena's own tree: the baselines, samples and seasons
+SAMPLE = "synth-3coins-20261201.jsonl.gz"  # the shipped sample the docs run first
+STRATEGY_MAX_BYTES = 1_000_000  # a larger .py in ``.`` is not read to see if it is one
 _STRATEGY_CLASS = re.compile(r"^class\s+\w+\s*\([^)]*\bStrategy\b[^)]*\)\s*:", re.MULTILINE)
 BASE = "Strategy"  # the API's class (arena_tui.strategy.Strategy), by the name it is used as
 DEPTH = 8  # imported strategy classes followed this many files deep (cycles stop there too)
@@ -59,6 +74,16 @@ class Catalog:
 
 def _is_log(path: Path) -> bool:
     return path.is_file() and path.name.endswith(LOG_SUFFIXES)
+
+
+def starts_as_log(path: Path) -> bool:
+    """Whether ``path`` starts as a recording does (a log's header line; not a thin run
+    log, nor the ``fills.jsonl`` of a run written into ``.``)."""
+    try:
+        with open_binary(path) as f:
+            return f.read(len(LOG_START)) == LOG_START
+    except (OSError, EOFError, RuntimeError, ValueError):
+        return False
 
 
 def defines_strategy(path: Path) -> bool:
@@ -242,6 +267,37 @@ def _unique(items: Iterable[Item]) -> tuple[Item, ...]:
     return tuple(out)
 
 
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _own_strategies(directory: Path, where: str) -> list[Item]:
+    files = [p for p in _files(directory, [".py"]) if not p.name.startswith("_")]
+    return [
+        Item(p, where)
+        for p in files
+        if p.stat().st_size <= STRATEGY_MAX_BYTES and defines_strategy(p)
+    ]
+
+
+def shipped_strategies(directory: Path = STRATEGIES_DIR) -> list[Item]:
+    """The strategies arena ships: the baselines in ``--vs baselines``'s order, marked
+    ``baseline``, then the others (``shipped``)."""
+    found = {p.stem: p for p in _files(directory, [".py"]) if defines_strategy(p)}
+    baselines = [Item(found.pop(name), "baseline") for name in BASELINES if name in found]
+    return baselines + [Item(p, "shipped") for _, p in sorted(found.items())]
+
+
+def samples(directory: Path) -> list[Item]:
+    """The shipped recordings, the one the docs run first (``SAMPLE``) at the top."""
+    files = [p for p in _files(directory, LOG_SUFFIXES) if _is_log(p)]
+    files.sort(key=lambda p: (p.name != SAMPLE, p.name))
+    return [Item(p, "sample") for p in files]
+
+
 def discover(
     *,
     logs: Sequence[Path] = (),
@@ -249,16 +305,39 @@ def discover(
     seasons: Sequence[Path] = (),
     cwd: Path | None = None,
     data_recordings: Path | None = None,
+    shipped: Path | None = None,
 ) -> Catalog:
-    """The files to offer, the ones given first, each once."""
+    """The files to offer, the ones given first, then the builder's own (in ``cwd``, and
+    the data directory's recordings), then what arena ships (under ``shipped``: its
+    ``recordings/``, ``strategies/`` and ``seasons/``), each once."""
     here = cwd or Path.cwd()
     data = data_recordings if data_recordings is not None else recordings_dir()
+    ours = shipped if shipped is not None else SHIPPED
     recs = [Item(p, "given") for p in logs]
     recs += [Item(p, "data dir") for p in _files(data, LOG_SUFFIXES) if _is_log(p)]
+    # arena fetch's days, beside the recordings in the data directory (record.fetch)
+    recs += [Item(p, "fetched") for p in _files(data.parent / "history", LOG_SUFFIXES)]
     recs += [Item(p, "./recordings") for p in _files(here / "recordings", LOG_SUFFIXES)]
+    recs += [Item(p, "here") for p in _files(here, LOG_SUFFIXES) if starts_as_log(p)]
+    recs += samples(ours / "recordings")
     strats = [Item(p, "given") for p in strategies]
-    for directory, where in ((here / "strategies", "./strategies"), (STRATEGIES_DIR, "baseline")):
-        strats += [Item(p, where) for p in _files(directory, [".py"]) if defines_strategy(p)]
+    strats += _own_strategies(here, "here")
+    if not _same_dir(here / "strategies", ours / "strategies"):  # (in arena's own tree)
+        strats += _own_strategies(here / "strategies", "./strategies")
+    strats += shipped_strategies(ours / "strategies")
     seas = [Item(p, "given") for p in seasons]
     seas += [Item(p, "./seasons") for p in _files(here / "seasons", [".toml", ".json"])]
+    seas += [Item(p, "shipped") for p in _files(ours / "seasons", [".toml", ".json"])]
     return Catalog(_unique(recs), _unique(strats), _unique(seas))
+
+
+def no_recordings(data_recordings: Path | None = None) -> str:
+    """What the start screen says when it found no recording: where they come from."""
+    data = data_recordings if data_recordings is not None else recordings_dir()
+    return (
+        f"no recordings found here, in ./recordings or in {data.parent} (the data "
+        f"directory; ${DATA_DIR_ENV} sets it). Make one: arena synth writes a day of "
+        "synthetic BTC, ETH and SOL; arena record records Hyperliquid's live feed; arena "
+        "fetch downloads days from Hyperliquid's archive. Or give arena's shipped sample: "
+        f"arena-tui recordings/{SAMPLE} in arena's source tree. Then start arena-tui again."
+    )

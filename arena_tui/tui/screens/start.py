@@ -2,10 +2,14 @@
 
 Why this module exists: a builder should not have to type paths to watch a run. The lists
 come from a :class:`~arena_tui.tui.catalog.Catalog` handed in (found on disk by the app,
-fixed by the tests). The mode decides what runs: a backtest on the picked recordings, or
-live paper trading (``arena paper``: the strategy on Hyperliquid's live feed for the coins
-typed in, under the highlighted season file or by default Season 0 rules from the next
-minute for 24 hours), or spectating a running ``arena host`` at the URL typed in.
+fixed by the tests): the builder's own files first, then what arena ships, each marked where
+it was found, so the strategy highlighted at first is the builder's own when there is one.
+With no recording at all, the screen says where recordings come from
+(:func:`~arena_tui.tui.catalog.no_recordings`), and ``r`` says it again. The mode decides
+what runs: a backtest on the picked recordings, or live paper trading (``arena paper``: the
+strategy on Hyperliquid's live feed for the coins typed in, under the highlighted season
+file or by default Season 0 rules from the next minute for 24 hours), or spectating a
+running ``arena host`` at the URL typed in.
 
 The recording highlighted (and picked) at first is the first one that runs as it is (its
 own season, or the defaults: see :func:`~arena_tui.tui.catalog.needs_season`). A backtest
@@ -35,7 +39,14 @@ from textual.widgets.selection_list import Selection
 
 from arena_tui.logs.meta import MetaError, parse_coins
 from arena_tui.run.paper import PaperSpec
-from arena_tui.tui.catalog import Catalog, Span, covering, needs_season, runs_alone
+from arena_tui.tui.catalog import (
+    Catalog,
+    Span,
+    covering,
+    needs_season,
+    no_recordings,
+    runs_alone,
+)
 from arena_tui.tui.fmt import span as duration
 from arena_tui.tui.fmt import stamp
 from arena_tui.tui.hostapi import host_url
@@ -89,19 +100,26 @@ class Tick(Checkbox):
 HELP = (
     "Tab (and shift+tab) moves between the lists, the arrows move in a list, space picks "
     "recordings (several, in time order; none picked: the highlighted one); [x] is picked, "
-    "[ ] is not. At first the one picked is the first that runs as it is (a recording that "
-    "spans no whole minute needs a season file: r says which covers it). The highlighted "
-    "strategy and season are the ones run. b runs the baselines beside it (momentum, "
-    "reversion, control_random, maker: the leaderboard compares them), +/- choose the "
-    "speed the run starts at, r runs. Live paper (the Mode list) trades the strategy on "
-    "Hyperliquid's live feed instead, in real time, for the coins typed in the box that "
-    "replaces the speed (enter runs): under the highlighted season file (its coins when the "
-    "box is empty), else Season 0 rules from the next minute for 24 hours; recordings are "
-    "not used, and the run log records the feed. On its run screen space pauses the view, "
-    "never the run. Spectator (the Mode list) watches a running arena host instead, at the URL "
-    "typed in the box (enter opens it): its season, leaderboard and books, read over HTTP; "
-    "with arena-tui --key KEY also that entry's account and open orders. When a run cannot "
-    "start, the reason shows below the Run button; esc hides it."
+    "[ ] is not. Each list has your files first (given, here, ./recordings or "
+    "./strategies, the data directory), then what arena ships (sample recordings, "
+    "baselines, season files), each marked where it was found. At first the recording "
+    "picked is the first that runs as it is (a recording that spans no whole minute needs "
+    "a season file: r says which covers it), and the strategy highlighted is your own when "
+    "there is one. The highlighted strategy and season are the ones run. b runs the "
+    "baselines beside it (momentum, reversion, control_random, maker: the leaderboard "
+    "compares them), +/- choose the speed the run starts at, r runs. A run is written into "
+    "the data directory's runs/ (or --out) as arena backtest --out writes one: when it "
+    "reaches its end it is judged (the verdict in the Score tab) and its report.json and "
+    "report.html are written beside its run log; arena runs list shows it. Live paper (the "
+    "Mode list) trades the strategy on Hyperliquid's live feed instead, in real time, for "
+    "the coins typed in the box that replaces the speed (enter runs): under the "
+    "highlighted season file (its coins when the box is empty), else Season 0 rules from "
+    "the next minute for 24 hours; recordings are not used, and the run log records the "
+    "feed. On its run screen space pauses the view, never the run. Spectator (the Mode "
+    "list) watches a running arena host instead, at the URL typed in the box (enter opens "
+    "it): its season, leaderboard and books, read over HTTP; with arena-tui --key KEY also "
+    "that entry's account and open orders. When a run cannot start, the reason shows below "
+    "the Run button; esc hides it."
 )
 
 
@@ -144,6 +162,7 @@ class StartScreen(Screen[None]):
         self.vs = vs
         self.speed = speed
         self.pending = ""  # a message to show once mounted
+        self.shown_mode: str | None = None  # the mode the screen was last laid out for
 
     def compose(self) -> ComposeResult:
         c = self.catalog
@@ -193,7 +212,7 @@ class StartScreen(Screen[None]):
         if self.pending:
             self._error(self.pending)
         elif not self.catalog.recordings:
-            self._error("no recordings found in ./recordings or the data directory")
+            self._error(no_recordings())
 
     def _speed_text(self) -> str:
         return f"start at {speed_label(self.speed)} (+/-)"
@@ -239,7 +258,11 @@ class StartScreen(Screen[None]):
         self.query_one("#url", Input).display = mode == "spectator"
         self.query_one("#speed", Static).display = mode not in ("paper", "spectator")
         self.query_one("#vs", Checkbox).display = mode != "spectator"
-        self._error("")
+        if mode != self.shown_mode:  # (not the first highlight: what is shown stays)
+            shown, self.shown_mode = self.shown_mode, mode
+            if shown is not None:
+                lacking = mode == "backtest" and not self.catalog.recordings
+                self._error(no_recordings() if lacking else "")
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -254,7 +277,10 @@ class StartScreen(Screen[None]):
     def _strategy(self) -> int | None:
         strategy = self.query_one("#strategies", OptionList).highlighted
         if strategy is None or not self.catalog.strategies:
-            self._error("no strategy to run: put one in ./strategies or pass --strategy FILE")
+            self._error(
+                "no strategy to run: save one here (docs/strategies.md's my_strategy.py) or "
+                "pass --strategy FILE"
+            )
             return None
         return strategy
 
@@ -297,7 +323,7 @@ class StartScreen(Screen[None]):
         if not chosen and recs.highlighted is not None:
             chosen = [recs.highlighted]
         if not chosen:
-            self._error("pick a recording first (space in the Recordings list)")
+            self._error(no_recordings())
             return None
         strategy = self._strategy()
         if strategy is None:

@@ -9,12 +9,15 @@ enters on about one print in 400, per coin, when flat.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from arena_tui.strategy import Context
 from strategies.momentum import Momentum
 
 
 class ControlRandom(Momentum):
     one_in: int = 400  # the chance of an entry at each print, when flat: 1 in this
+    ranges: ClassVar = {"one_in": (1, None)}  # and momentum's
 
     def wants_entry(self, ctx: Context, coin: str) -> bool:
         return ctx.rng.randrange(self.one_in) == 0

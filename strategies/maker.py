@@ -17,6 +17,8 @@ a fifth of the cap in one coin it only quotes the side that reduces it, as reduc
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from arena_tui.strategy import ALO, Book, Context, Strategy
 from engine import events as ev
 from engine.units import notional
@@ -28,6 +30,13 @@ class Maker(Strategy):
     max_age_ms: int = 60_000  # a quote older than this is cancelled and replaced, ms
     share_pct: int = 10  # each quote: this share of the position cap, %
     inventory_pct: int = 20  # past this share of the cap in one coin, only reduce, %
+    # the values each takes, both ends included (None: no bound); others are refused
+    ranges: ClassVar = {
+        "requote_ms": (0, None),
+        "max_age_ms": (0, None),
+        "share_pct": (1, 100),
+        "inventory_pct": (1, 100),
+    }
 
     def __init__(self) -> None:
         self.looked: dict[str, int] = {}

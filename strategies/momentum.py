@@ -19,6 +19,8 @@ Each of these numbers is a parameter (the class attributes below, defaults as sa
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from arena_tui.strategy import IOC, Context, Strategy, Trade
 from engine import events as ev
 from engine.units import E8, tdiv
@@ -42,6 +44,16 @@ class Momentum(Strategy):
     take_profit_e8: int = ExitRules.take_profit_e8  # close at this gain (+0.6%), e8
     stop_loss_e8: int = ExitRules.stop_loss_e8  # close at this loss (-0.4%), e8
     max_hold_ms: int = ExitRules.max_hold_ms  # close after this long (30 minutes), ms
+    # the values each takes, both ends included (None: no bound); others are refused
+    ranges: ClassVar = {
+        "window_ms": (1, 24 * 60 * MINUTE),
+        "min_rise_e8": (0, E8),
+        "share_pct": (1, 100),
+        "slippage_e8": (0, E8 // 10),
+        "take_profit_e8": (1, None),
+        "stop_loss_e8": (1, E8),
+        "max_hold_ms": (1, None),
+    }
 
     def __init__(self) -> None:
         self.exits = ExitRules(self.take_profit_e8, self.stop_loss_e8, self.max_hold_ms)

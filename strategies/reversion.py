@@ -13,6 +13,7 @@ Its own parameters: ``drawdown_e8``, ``high_ms`` (the drawdown's window) and
 from __future__ import annotations
 
 from collections import deque
+from typing import ClassVar
 
 from arena_tui.strategy import Context, Trade
 from engine.units import E8, tdiv
@@ -46,6 +47,7 @@ class Reversion(Momentum):
     window_ms: int = 2 * MINUTE  # the turn: buyers outnumber sellers and price is up over it
     drawdown_e8: int = 1_200_000  # how far under the high the last price must be (1.2%), e8
     high_ms: int = 60 * MINUTE  # the window whose highest print the drawdown is from, ms
+    ranges: ClassVar = {"drawdown_e8": (0, E8), "high_ms": (1, 24 * 60 * MINUTE)}  # and momentum's
 
     def __init__(self) -> None:
         super().__init__()

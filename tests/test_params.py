@@ -31,7 +31,7 @@ from arena_tui.run.params import (
     strategy_params,
     variant_name,
 )
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 MOMENTUM = ROOT / "strategies" / "momentum.py"
 
@@ -353,6 +353,125 @@ def test_bad_params_are_one_line(day: Path, tmp_path: Path, args: list[str], mes
     line = one_error_line(done)
     assert message in line, line
     assert not (tmp_path / "o").exists()  # refused before the run made its directory
+
+
+RANGED = """
+from __future__ import annotations
+from typing import ClassVar
+from arena_tui.strategy import Strategy
+
+class Base(Strategy):
+    window_ms: int = 60_000
+    edge: float = 1.5
+    on: bool = True
+    ranges: ClassVar = {"window_ms": (1_000, 3_600_000), "edge": (0, None)}
+
+class Ranged(Base):
+    share_pct: int = 25
+    ranges: ClassVar = {"share_pct": (1, 100), "edge": (None, 10)}  # edge: the subclass's
+"""
+
+
+def test_a_parameter_declares_its_range_and_a_value_outside_is_refused(tmp_path: Path) -> None:
+    cls = type(load_strategy(write(tmp_path / "ranged.py", RANGED)))
+    params = strategy_params(cls)
+    assert (params["window_ms"].low, params["window_ms"].high) == (1_000, 3_600_000)
+    assert (params["edge"].low, params["edge"].high) == (None, 10)  # a subclass's entry wins
+    assert (params["share_pct"].low, params["on"].low, params["on"].high) == (1, None, None)
+    assert parse_overrides(cls, ["window_ms=1000", "share_pct=100", "edge=-3"], "r.py") == {
+        "window_ms": 1000,
+        "share_pct": 100,
+        "edge": -3.0,
+    }
+    for item, said in [
+        ("window_ms=-5", "r.py: parameter window_ms is out of its range 1000..3600000: got -5"),
+        ("window_ms=3600001", "out of its range 1000..3600000: got 3600001"),
+        ("share_pct=0", "parameter share_pct is out of its range 1..100: got 0"),
+        ("edge=10.5", "parameter edge is out of its range <= 10: got 10.5"),
+    ]:
+        with pytest.raises(ParamError) as caught:
+            parse_overrides(cls, [item], "r.py")
+        assert said in str(caught.value)
+    with pytest.raises(ParamError, match=r"share_pct is out of its range 1\.\.100: got 101"):
+        check_values(cls, {"share_pct": 101}, "r.py")  # a sweep file's values, a search's
+    assert parse_value(params["window_ms"], "5", in_range=False) == 5  # a sweep's step
+
+
+@pytest.mark.parametrize(
+    ("ranges", "said"),
+    [
+        ('{"windw_ms": (1, 2)}', "ranges: 'windw_ms' is not a parameter (its parameters: "),
+        ('{"on": (0, 1)}', "ranges: on is bool; only numbers have one"),
+        ('{"window_ms": (1,)}', "ranges: window_ms: want (low, high), numbers or None"),
+        ('{"window_ms": (True, 5)}', "want (low, high)"),
+        ('{"window_ms": (9, 1)}', "ranges: window_ms: the low end 9 is above the high end 1"),
+        ('{"window_ms": (1, 10)}', "ranges: window_ms's default 60000 is out of its range 1..10"),
+        ('[("window_ms", 1, 2)]', "ranges maps parameter names to (low, high)"),
+    ],
+)
+def test_a_bad_range_declaration_is_one_line_naming_the_file(
+    tmp_path: Path, ranges: str, said: str
+) -> None:
+    text = RANGED.split("class Ranged")[0].replace(
+        'ranges: ClassVar = {"window_ms": (1_000, 3_600_000), "edge": (0, None)}',
+        f"ranges: ClassVar = {ranges}",
+    )
+    path = write(tmp_path / "bad.py", text)
+    with pytest.raises(ParamError) as caught:
+        strategy_params(type(load_strategy(path)))
+    assert str(caught.value).startswith(f"{path}: ranges")
+    assert said in str(caught.value)
+
+
+def test_the_baselines_declare_ranges_and_backtest_and_sweep_refuse_values_outside(
+    day: Path, tmp_path: Path
+) -> None:
+    for name in ("momentum", "reversion", "control_random", "maker"):
+        params = strategy_params(type(load_strategy(baseline_path(name))))
+        ranged = [p for p in params.values() if p.low is not None or p.high is not None]
+        assert ranged == list(params.values()), name  # every knob of every baseline
+    said = "momentum.py: parameter window_ms is out of its range 1..86400000: got -5"
+    out = tmp_path / "o"
+    line = one_error_line(
+        arena_here(
+            "backtest", str(MOMENTUM), str(day), "--param", "window_ms=-5", "--out", str(out)
+        )
+    )
+    assert said in line and not out.exists()
+    line = one_error_line(
+        arena_here(
+            "sweep",
+            str(MOMENTUM),
+            str(day),
+            str(day),
+            "--param",
+            "window_ms=-5,60000",
+            "--out",
+            str(out),
+        )
+    )
+    assert "--param window_ms=-5,60000: parameter window_ms is out of its range 1..86400000" in line
+    line = one_error_line(
+        arena_here(
+            "sweep", str(MOMENTUM), str(day), "--param", "share_pct=50..150:50", "--out", str(out)
+        )
+    )
+    assert "parameter share_pct is out of its range 1..100: got 150" in line
+    control = str(ROOT / "strategies" / "control_random.py")
+    line = one_error_line(
+        arena_here("backtest", control, str(day), "--param", "one_in=0", "--out", str(out))
+    )
+    assert "control_random.py: parameter one_in is out of its range >= 1: got 0" in line
+    assert not out.exists()
+
+
+def test_the_sweeps_unknown_parameter_error_names_the_file_once(day: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    line = one_error_line(
+        arena_here("sweep", str(MOMENTUM), str(day), "--param", "windw_ms=1,2", "--out", str(out))
+    )
+    assert line.count("momentum.py") == 1, line
+    assert "no parameter 'windw_ms' (did you mean window_ms?" in line
 
 
 def test_a_strategy_without_parameters_says_so(day: Path, tmp_path: Path) -> None:

@@ -3,7 +3,10 @@
 A strategy declares a parameter as an annotated class attribute of a supported type with a
 default (``lookback_s: int = 60``); ``arena backtest S.py LOG --param lookback_s=120``
 runs it with another value, set on the instance before its ``__init__`` runs (the loader
-does that). This module finds the declared parameters (:func:`strategy_params`), reads
+does that). A number parameter may declare the values it takes in the class's ``ranges``
+mapping (``ranges = {"lookback_s": (1, 3600)}``: both ends included, None for no bound);
+a value outside is refused wherever it comes from. This module finds the declared
+parameters and their ranges (:func:`strategy_params`), reads
 values from the command line (:func:`parse_overrides`) or as Python objects from a TOML
 file or a search (:func:`check_values`), and names a variant's entry
 (:func:`variant_name`). A bad name or value is one :class:`ParamError` line naming the
@@ -45,10 +48,12 @@ __all__ = [
     "Param",
     "ParamError",
     "ParamValue",
+    "check_range",
     "check_values",
     "params_doc",
     "parse_overrides",
     "parse_value",
+    "range_text",
     "strategy_params",
     "variant_name",
 ]
@@ -56,12 +61,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Param:
-    """A declared parameter: its name, type (int, float, bool or str), default and doc."""
+    """A declared parameter: its name, type (int, float, bool or str), default and doc;
+    for a number, the range its class declares (``low``..``high``, None: no bound)."""
 
     name: str
     type: type
     default: ParamValue
     doc: str = ""
+    low: int | float | None = None
+    high: int | float | None = None
+
+    def holds(self, value: ParamValue) -> bool:
+        """Whether ``value`` is in the declared range (always, with none declared)."""
+        if isinstance(value, bool | str):
+            return True
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
 
 class ParamError(ArenaError):
@@ -123,7 +137,72 @@ def strategy_params(cls: type[Strategy]) -> dict[str, Param]:
             if docs is None:
                 docs = _comments(klass)
             out[name] = Param(name, kind, default, docs.get(name, ""))
-    return out
+    return _with_ranges(cls, out)
+
+
+def _with_ranges(cls: type[Strategy], params: dict[str, Param]) -> dict[str, Param]:
+    """``params`` with the ranges the classes declare in ``ranges`` (a subclass's entry
+    for a name wins); a range of no number parameter, of a bad form, or that leaves out
+    its default is a ParamError naming the class's file."""
+    for klass in reversed(cls.__mro__):
+        if klass is Strategy or not issubclass(klass, Strategy):
+            continue
+        declared = vars(klass).get("ranges")
+        if declared is None:
+            continue
+        where = f"{_where(klass)}: ranges"
+        if not isinstance(declared, Mapping):
+            raise ParamError(f'{where} maps parameter names to (low, high), e.g. {{"x": (1, 10)}}')
+        for name, bounds in declared.items():
+            param = params.get(name) if isinstance(name, str) else None
+            if param is None:
+                raise ParamError(
+                    f"{where}: {name!r} is not a parameter (its parameters: "
+                    f"{', '.join(params) or 'none'})"
+                )
+            if param.type not in (int, float):
+                raise ParamError(f"{where}: {name} is {param.type.__name__}; only numbers have one")
+            low, high = _bounds(bounds, f"{where}: {name}")
+            ranged = Param(param.name, param.type, param.default, param.doc, low, high)
+            if not ranged.holds(param.default):
+                raise ParamError(
+                    f"{where}: {name}'s default {_shown(param.default)} is out of its range "
+                    f"{range_text(ranged)}"
+                )
+            params[name] = ranged
+    return params
+
+
+def _bounds(bounds: object, where: str) -> tuple[int | float | None, int | float | None]:
+    ends = tuple(bounds) if isinstance(bounds, tuple | list) else ()
+    number = (int, float, type(None))
+    if len(ends) != 2 or not all(isinstance(e, number) and not isinstance(e, bool) for e in ends):
+        raise ParamError(f"{where}: want (low, high), numbers or None for no bound: got {bounds!r}")
+    low, high = ends
+    if low is not None and high is not None and low > high:
+        raise ParamError(f"{where}: the low end {low} is above the high end {high}")
+    return low, high
+
+
+def range_text(param: Param) -> str:
+    """``1..3600``, ``>= 1`` or ``<= 100``; "" with no range declared."""
+    low, high = param.low, param.high
+    if low is not None and high is not None:
+        return f"{low}..{high}"
+    if low is not None:
+        return f">= {low}"
+    return f"<= {high}" if high is not None else ""
+
+
+def check_range(param: Param, value: ParamValue, where: str = "") -> ParamValue:
+    """``value`` when it is in ``param``'s declared range, else one ParamError line
+    naming the range (``where``, the strategy file, starts it when given)."""
+    if not param.holds(value):
+        raise ParamError(
+            f"{where + ': ' if where else ''}parameter {param.name} is out of its range "
+            f"{range_text(param)}: got {_shown(value)}"
+        )
+    return value
 
 
 def _where(klass: type) -> str:
@@ -182,9 +261,10 @@ def _type_word(kind: type) -> str:
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[kind]
 
 
-def parse_value(param: Param, text: str, where: str = "") -> ParamValue:
+def parse_value(param: Param, text: str, where: str = "", *, in_range: bool = True) -> ParamValue:
     """'120' -> 120 for int (underscores ok, no floats for int), 'true'/'false'/'1'/'0' for
-    bool, float() for float (finite only), str as is; ParamError on a bad value.
+    bool, float() for float (finite only), str as is; ParamError on a bad value, or on one
+    out of the parameter's declared range (unless ``in_range=False``: a sweep's step).
 
     ``where`` (the strategy file) starts the error's line when given."""
     value: ParamValue | None = None
@@ -206,7 +286,7 @@ def parse_value(param: Param, text: str, where: str = "") -> ParamValue:
             f"{where + ': ' if where else ''}parameter {param.name} is "
             f"{_type_word(param.type)} (default {_shown(param.default)}): got {text!r}"
         )
-    return value
+    return check_range(param, value, where) if in_range else value
 
 
 def _shown(value: ParamValue) -> str:
@@ -263,7 +343,7 @@ def check_values(
                 f"{where}: parameter {name} is {_type_word(param.type)} "
                 f"(default {_shown(param.default)}): got {value!r}"
             )
-        out[name] = typed
+        out[name] = check_range(param, typed, where)
     return out
 
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from arena_tui.run.fields import U8, U32, U64, Call, Human, to_decimal
 from arena_tui.run.market import (
@@ -53,6 +53,10 @@ class Strategy:
     Hooks run after the engine applied the input, so ``ctx.account`` already shows what it
     did (a fill caused by a print is in the position when ``on_trades`` runs).
     """
+
+    #: The values each number parameter takes, both ends included (None: no bound), e.g.
+    #: ``ranges = {"window_ms": (1_000, None)}``: a value outside is refused (run.params).
+    ranges: ClassVar[Mapping[str, tuple[int | float | None, int | float | None]]] = {}
 
     def on_start(self, ctx: Context) -> None:
         """Once, right after the entry is registered (before any market data it trades)."""

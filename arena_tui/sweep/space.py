@@ -5,7 +5,8 @@ A space maps each swept parameter of the strategy to a :class:`Dim`: a list of v
 the low end up to the high end, both ends included when on a step) or one fixed value
 (``--param window=7``), from the command line or a TOML sweep file's ``[params]`` table
 (the command line wins). Values are typed by the strategy's declared parameters
-(``run.params``): ints stay ints, an int given for a float parameter becomes a float. A
+(``run.params``): ints stay ints, an int given for a float parameter becomes a float, and
+a value (a range's ends) out of the parameter's declared range is refused. A
 float range without a step (``0.5..2``) is continuous: the random and TPE searches draw
 from it, a grid refuses it.
 
@@ -171,7 +172,8 @@ def _parse_dim(param: Param, spec: str) -> Dim:
                 raise SpaceError(f"{where}: an empty value in the list")
             return _listed(param.name, [parse_value(param, t) for t in texts], where)
         low, high = parse_value(param, m.group(1)), parse_value(param, m.group(2))
-        step = None if m.group(3) is None else parse_value(param, m.group(3))
+        # a step is a distance, not a value: the parameter's range is not its own
+        step = None if m.group(3) is None else parse_value(param, m.group(3), in_range=False)
     except SpaceError:
         raise
     except ArenaError as exc:
@@ -232,8 +234,9 @@ def parse_space(
         if name in cli:
             raise SpaceError(f"{where}: parameter {name} is given twice (--param {name}=...)")
         cli.add(name)
+        param = _param(params, name, where)  # its error names the file already
         try:
-            given[name] = _parse_dim(_param(params, name, where), spec)
+            given[name] = _parse_dim(param, spec)
         except SpaceError as exc:
             raise SpaceError(f"{where}: {exc}") from None
     return {name: given[name] for name in params if name in given}

@@ -95,7 +95,8 @@ def host_command(
             help="With --replay: a backtest over the API instead of a season: the clock "
             "moves to the next input only when every agent (--entry) is done with the "
             "current one (docs/api.md). Prints the URL and each entry's key, then the "
-            "report when the run ends.",
+            "report when the run ends; Ctrl-C or SIGTERM stops it with one line, its run "
+            "log kept.",
         ),
     ] = False,
     entry: Annotated[

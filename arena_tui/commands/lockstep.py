@@ -21,7 +21,8 @@ AgentOpt = Annotated[
         help="Backtest an HTTP agent instead of a STRATEGY (every positional is then a LOG): "
         "CMD is run (no shell) with ARENA_URL, ARENA_KEY and ARENA_LOCKSTEP=1 in its "
         "environment and trades over the season's API in lockstep (docs/api.md); its "
-        "output goes to DIR/agent.out.log.",
+        "output goes to DIR/agent.out.log (its first 4 MiB). Ctrl-C or SIGTERM stops the "
+        "run with one line, its run log kept.",
     ),
 ]
 AgentNameOpt = Annotated[
@@ -44,7 +45,9 @@ StepTimeoutOpt = Annotated[
         metavar="SECONDS",
         min=0,
         help="Lockstep: an agent that has not finished a step in this many wall seconds "
-        "passes it (counted in the report) and the run goes on; 0: wait forever.",
+        "passes it (counted in the report) and the run goes on; a run in which nothing "
+        "moves for this long (no input applied, no later step) ends with one line, its run "
+        "log kept; 0: wait forever.",
     ),
 ]
 ConnectTimeoutOpt = Annotated[
@@ -93,9 +96,10 @@ def lockstep_report(
         said += f" (the agent's output: {run.out_dir / OUTPUT_FILE})"
     typer.echo(said, err=True)
     progress = Progress(label="lockstep", span=(bt.season.start, bt.season.end))
-    result = run.run(progress)
-    out_dir = run.out_dir
-    write_report(result, out_dir, judging=how, as_json=as_json, rundata=collector.data())
+    with run.on_signals():  # SIGINT, SIGTERM: one line, the run log kept
+        result = run.run(progress)
+        out_dir = run.out_dir
+        write_report(result, out_dir, judging=how, as_json=as_json, rundata=collector.data())
 
 
 def announce_keys(info: dict[str, Any], as_json: bool) -> None:

@@ -9,7 +9,9 @@ set: coins, channels, its own events, marks, a timer). The runner calls the
 applied, and before the end): the gate delivers the pending step to every woken agent,
 then parks the runner until every agent is *quiescent* (it said "done with step N", or it
 has a request outstanding, whose answer can only come once the clock moves, or it ran out
-of ``--step-timeout``). Steps that wake nobody cost one attribute check.
+of ``--step-timeout``). Steps that wake nobody cost one attribute check. A timer
+boundary wakes an agent once: a wake set sent again (with every ``done``, say) re-arms the
+timer after the last boundary fired, never at it, so simulated time always moves on.
 
 An agent's orders and cancels are queued like a strategy's, stamped with its simulated
 ``now`` (its step's time, or the time its last answered request was applied at) plus the
@@ -18,6 +20,12 @@ thought); they are handed to the runner only at a settle point, all agents quies
 sorted by (stamp, entry, the agent's count), so HTTP arrival order never decides. The HTTP
 answer is sent when the runner applies the request. The run log holds every stamp, so
 ``arena replay`` of it gives the ranking byte for byte.
+
+Two guards end a run that cannot go on, with one line (the run log closed and kept, every
+agent told ``over`` with why): no progress (no input applied and no step at a later time)
+for ``--step-timeout`` while every agent is quiescent, which only a bug can cause; and
+SIGINT or SIGTERM (:meth:`StepGate.interrupt`: taken at the next settle point, or at
+once when the runner is parked waiting for an agent).
 
 Threads: the runner (``Backtest.run``) owns the engine and every piece of state here. The
 HTTP handlers (another thread's event loop) never touch either: they hand the runner
@@ -30,6 +38,7 @@ steps, stream messages) goes through ``call_soon_threadsafe``, in order.
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -45,9 +54,10 @@ from arena_tui.host.schemas import decode_failure
 from arena_tui.host.views import Views, event_doc
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.market import AssetContext, Book, Trade
+from arena_tui.run.replay import ranking_rows
 from arena_tui.run.strategy import Context, Strategy
 from arena_tui.util.errors import ArenaError
-from arena_tui.util.human import iso_ms
+from arena_tui.util.human import iso_ms, plural
 from engine import Line
 from engine import events as ev
 from engine.inputs import Tick
@@ -62,6 +72,25 @@ CLOSE = b'{"channel":"close"}'  # to the loop: close the agent's streams (never 
 
 class AgentExited(ArenaError):
     """An agent's process ended before the run did (one line, the run log kept)."""
+
+
+class NoProgress(ArenaError):
+    """The run made no progress for ``--step-timeout`` (one line, the run log kept)."""
+
+
+class Interrupted(ArenaError):
+    """SIGINT or SIGTERM stopped the run (one line; exit 128 + the signal's number)."""
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 class BadWake(ValueError):
@@ -156,12 +185,14 @@ class Remote:
     polled: bool = False  # has called POST /v1/step
     streamed: bool = False  # has opened the stream
     next_timer: int = NEVER
+    timer_at: int = -1  # the last timer boundary that woke it (never again)
     step_doc: dict[str, Any] | None = None  # the last step given (re-delivered on reconnect)
     waiters: list[Answer] = field(default_factory=list)  # long polls waiting for a step
     told_over: bool = False
     steps: int = 0
     passes: int = 0  # steps timed out
-    reconnects: int = 0
+    reconnects: int = 0  # streams opened again, and first calls (done: null) made again
+    dropped_polls: int = 0  # long polls whose connection closed before their step came
     # times the runner had to wait for it: each step, and each answer it got mid-step
     # (counted so, not by whether the runner's thread blocked, which depends on scheduling)
     waits: int = 0
@@ -178,6 +209,7 @@ class Remote:
             "steps": self.steps,
             "passes": self.passes,
             "reconnects": self.reconnects,
+            "dropped_polls": self.dropped_polls,
             "waits": self.waits,
         }
 
@@ -249,6 +281,15 @@ class StepGate:
         self.bt: Backtest | None = None
         self.views: Views | None = None
         self.coins: list[str] = []
+        # progress (the no-progress guard): inputs applied, the latest step time given
+        self.applied = 0
+        self.step_t = 0
+        self._progress: tuple[int, int] = (0, 0)
+        self.progress_at = time.monotonic()
+        self.steps = 0  # steps given, all agents (how many the guard saw go nowhere)
+        self._steps_then = 0
+        self.stopping: int | None = None  # the signal that stops the run, once one came
+        self.parked = False  # the runner is waiting on ``cond`` (a stop may be raised there)
 
     def attach(self, bt: Backtest, views: Views) -> None:
         """Hook into ``bt``: its gate, and an observer feeding ``views`` and the answers."""
@@ -297,6 +338,13 @@ class StepGate:
             reply(a.step_doc)
         else:
             a.waiters.append(reply)
+
+    def poll_dropped(self, name: str, reply: Answer) -> None:
+        """A long poll's connection closed before its step came: counted, forgotten."""
+        a = self.by_name[name]
+        if reply in a.waiters:
+            a.waiters.remove(reply)
+            a.dropped_polls += 1
 
     def stream_opened(self, name: str) -> None:
         a = self.by_name[name]
@@ -361,7 +409,10 @@ class StepGate:
         self.woken(a, "start")
 
     def _timer(self, a: Remote, after: int) -> None:
+        """Arm ``a``'s timer at its next boundary after ``after`` and after the last one
+        that woke it (a wake set sent again mid-step must not fire that one again)."""
         every = a.wake.every_ms
+        after = max(after, a.timer_at)
         a.next_timer = NEVER if every is None else (after // every + 1) * every
         self.next_timer = min(r.next_timer for r in self.agents)
 
@@ -377,7 +428,9 @@ class StepGate:
         if not self.dirty and t_next < self.next_timer:
             return False
         self.dirty = False
+        self._check_stop()
         self._wait()
+        self._check_progress()
         if self._hand_over():
             return True
         if t_next >= self.next_timer:
@@ -392,6 +445,7 @@ class StepGate:
         assert bt is not None
         for a in self.agents:
             if a.next_timer == boundary:
+                a.timer_at = boundary
                 self.woken(a, "timer")
                 if not a.lagging and a.done >= a.delivered:
                     self._deliver(a, boundary)
@@ -406,6 +460,7 @@ class StepGate:
         while True:
             self._run_jobs()
             self._check_exit()
+            self._check_stop()
             for a in self.agents:
                 if a.reasons and not a.lagging and a.done >= a.delivered:
                     self._deliver(a, self.runner_now())
@@ -421,12 +476,67 @@ class StepGate:
                     a.lagging = True
                     a.passes += 1
                     a.done = a.delivered
-                if late:
+                if late:  # (the run goes on without them: not stuck)
+                    self.progress_at = now
+                    self._steps_then = self.steps
                     continue
                 timeout = min(a.active_at for a in busy) + self.step_timeout_s - now
-            with self.cond:
-                if not self.jobs and self.exited is None:
+            self._park(timeout)
+
+    def _park(self, timeout: float | None) -> None:
+        """Wait for a job, an agent's exit or ``timeout``; a signal's stop is raised here."""
+        with self.cond:
+            if not self.jobs and self.exited is None:
+                self.parked = True
+                try:
+                    self._check_stop()
                     self.cond.wait(timeout)
+                finally:
+                    self.parked = False
+
+    # ---- the guards: no progress, a signal ---------------------------------------------
+
+    def sim_now(self) -> int:
+        """The run's simulated time: the runner's, or a later step's (a timer's)."""
+        return max(self.runner_now(), self.step_t)
+
+    def _check_progress(self) -> None:
+        """NoProgress when, all agents quiescent, nothing moved for ``--step-timeout``."""
+        if self.step_timeout_s <= 0:
+            return
+        now = time.monotonic()
+        mark = (self.applied, self.step_t)
+        if mark != self._progress:
+            self._progress = mark
+            self.progress_at = now
+            self._steps_then = self.steps
+        elif now - self.progress_at >= self.step_timeout_s:
+            given = plural(self.steps - self._steps_then, "step")
+            raise NoProgress(
+                f"the run made no progress for {self.step_timeout_s:g} s (--step-timeout): "
+                f"simulated time stayed at {iso_ms(self.sim_now())} and no input was applied "
+                f"({given} given meanwhile); the run log is kept in {self.kept_in}"
+            )
+
+    def interrupt(self, signum: int) -> None:
+        """From a signal handler (the runner's thread, between two bytecodes): the run
+        stops at the next settle point, or at once if the runner is parked in a wait
+        (where no state is half changed)."""
+        if self.stopping is None:
+            self.stopping = signum
+        self.dirty = True
+        if self.parked:
+            self._check_stop()
+
+    def _check_stop(self) -> None:
+        signum = self.stopping
+        if signum is None or self.over is not None:
+            return
+        when = f"at {iso_ms(self.sim_now())}" if self.live else "before the run started"
+        raise Interrupted(
+            f"stopped by {signal_name(signum)} {when}; the run log is kept in {self.kept_in}",
+            signum,
+        )
 
     def _run_jobs(self) -> None:
         while True:
@@ -453,21 +563,22 @@ class StepGate:
         while True:
             self._run_jobs()
             self._check_exit()
+            self._check_stop()
             self._flush()
             if until():
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            with self.cond:
-                if not self.jobs and self.exited is None:
-                    self.cond.wait(min(left, 0.25))
+            self._park(min(left, 0.25))
 
     def _deliver(self, a: Remote, t: int) -> None:
         views = self.views
         assert views is not None
         a.delivered += 1
+        self.steps += 1
         a.now = t
+        self.step_t = max(self.step_t, t)
         a.active_at = time.monotonic()
         a.steps += 1
         a.waits += 1
@@ -511,6 +622,7 @@ class StepGate:
         """After every input the runner applied: the views, a request's answer, streams."""
         views, bt = self.views, self.bt
         assert views is not None and bt is not None
+        self.applied += 1
         views.apply(line, raw, events, live=False)
         applying = bt.applying
         if applying is not None:
@@ -554,6 +666,21 @@ class StepGate:
             self._send(a, {"channel": "step", "data": self.over})
             if self.streams:
                 self.outbox.append((a.name, CLOSE))  # (the loop closes the agent's streams)
+        self._flush()
+
+    def abort(self, why: str) -> None:
+        """The run stopped before its end (``why``, one line): every agent is told
+        ``over`` with ``stopped``, every request waiting is answered (runner's thread)."""
+        if self.over is not None:
+            return
+        bt = self.bt
+        summary: dict[str, Any] = {"season": None, "end": None, "final": False, "ranking": []}
+        if bt is not None:
+            summary |= {"season": bt.season.id, "end": bt.engine.last_mark}
+            with suppress(Exception):  # (whatever stopped it, the agents are still told)
+                summary["ranking"] = ranking_rows(bt.engine)
+        self.finish(summary | {"stopped": why})
+        self._run_jobs()  # reads and steps asked for already: answered now
         self._flush()
 
 

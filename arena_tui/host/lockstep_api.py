@@ -9,9 +9,10 @@ await, so one runs there as a plain call). Orders and cancels go to the gate ins
 session: stamped in simulated time, answered when the runner applies them. The rate limit
 counts each agent's requests at its simulated time. And ``POST /v1/step`` (long-polling for
 the agent's next step) and the stream's ``step`` messages, ``done`` and ``wake``, which
-count toward no limit: they are the clock, not requests to the season. A body or message
-that does not decode, however (nested too deep, not UTF-8, anything the decoder raises),
-is a one-line 400 or stream error, never a 5xx. docs/api.md.
+count toward no limit: they are the clock, not requests to the season. A long poll whose
+client hangs up before its step comes is counted (``dropped_polls``) and forgotten. A body
+or message that does not decode, however (nested too deep, not UTF-8, anything the
+decoder raises), is a one-line 400 or stream error, never a 5xx. docs/api.md.
 """
 
 from __future__ import annotations
@@ -291,8 +292,17 @@ class LockstepApi(Api):
         reply = replier(gate.post, fut)
         done = step.done
         gate.ask(lambda: gate.step_call(entry, done, wake, reply))
+        hangup = asyncio.ensure_future(_hung_up(request))
         try:
-            doc = await fut
+            await asyncio.wait({fut, hangup}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            hangup.cancel()
+        if not fut.done():  # the client hung up first: nobody to answer
+            gate.ask(lambda: gate.poll_dropped(entry, reply))
+            fut.cancel()
+            return Response(status_code=499)
+        try:
+            doc = fut.result()
         except BadWake as exc:
             return error(400, "BadRequest", str(exc))
         return answer(doc)
@@ -372,3 +382,9 @@ def _stream_message(text: str | bytes) -> Any:
         return _JSON.decode(text)
     except Exception as exc:
         raise s.BadBody(s.decode_failure(exc)) from None
+
+
+async def _hung_up(request: Request) -> None:
+    """Return once the client has closed the connection (its body already read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass

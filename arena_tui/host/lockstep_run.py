@@ -4,12 +4,16 @@ Why this module exists: the order things start and stop in is what makes a locks
 clean. Start: the run is built (season, the agents' proxies beside the ``--vs``
 entrants, the run directory, the ``Backtest`` with its gate and views), the listener is
 bound and served on its own thread, the agent's command (``arena backtest --agent``) is
-launched with ``ARENA_URL``, ``ARENA_KEY`` and ``ARENA_LOCKSTEP=1`` and its output sent to
-``agent.out.log``, and every agent must call before ``--connect-timeout``. Then the pass
+launched with ``ARENA_URL``, ``ARENA_KEY`` and ``ARENA_LOCKSTEP=1`` and its output copied
+into ``agent.out.log`` (its first :data:`OUTPUT_MAX` bytes: a note in the file marks the
+cut, the report counts what was not kept), and every agent must call before
+``--connect-timeout``. Then the pass
 runs on this (the main) thread, which owns the engine. End: every agent is told the run is
 over and its last requests are answered; the agent's process is given a moment to exit
-(then terminated); the listener stops last. An agent's process ending before the run did
-ends the run with one line, the run log kept (like a failing Python strategy).
+(then terminated); the listener stops last, answering what still arrives. An agent's
+process ending before the run did ends the run with one line, the run log kept (like a
+failing Python strategy); so do SIGINT and SIGTERM (:meth:`LockstepRun.on_signals`) and
+the gate's no-progress guard, every agent told ``over`` with why.
 """
 
 from __future__ import annotations
@@ -17,18 +21,28 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import signal
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 import uvicorn
 
 from arena_tui.host.auth import key_sha256, new_key
 from arena_tui.host.errors import HostError
-from arena_tui.host.lockstep import Remote, RemoteAgent, StepGate, post_to
+from arena_tui.host.lockstep import (
+    Interrupted,
+    Remote,
+    RemoteAgent,
+    StepGate,
+    post_to,
+    signal_name,
+)
 from arena_tui.host.lockstep_api import LockstepApi
 from arena_tui.host.server import _bind, uvicorn_config
 from arena_tui.host.views import Views
@@ -44,6 +58,8 @@ from arena_tui.season.file import resolve_season
 from arena_tui.util.human import plural
 
 OUTPUT_FILE = "agent.out.log"  # the agent process's stdout and stderr
+OUTPUT_MAX = 4 << 20  # the bytes of it kept (its start); the rest is counted, not kept
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_GRACE_S = 5.0  # how long the agent's process may take to exit after "over"
 TOLD_GRACE_S = 3.0  # how long connected agents have to fetch "over" (arena host --lockstep)
 THINK = ("zero", "measured")
@@ -69,6 +85,62 @@ class LockstepOptions:
     hook_timeout_s: float = DEFAULT_TIMEOUT_S
     command: str | None = None  # arena backtest --agent: the agent to launch
     generator: str = "arena backtest --agent"
+
+
+def size_text(n: int) -> str:
+    """``4 MiB``, or ``1,000 bytes`` when it is not whole mebibytes."""
+    return f"{n >> 20} MiB" if n and not n % (1 << 20) else f"{n:,} bytes"
+
+
+class CappedOutput:
+    """The agent's output (one pipe: stdout and stderr) copied into a file as it comes,
+    up to ``cap`` bytes: its start is kept, a line in the file says where it was cut, and
+    what follows is read (the agent never blocks on a full pipe) and counted in ``cut``."""
+
+    def __init__(self, source: IO[bytes], path: Path, cap: int = OUTPUT_MAX) -> None:
+        self.source = source
+        self.path = path
+        self.cap = cap
+        self.kept = 0
+        self.cut = 0  # bytes of output not kept
+        self._f = path.open("wb")
+        self._last = b"\n"
+        self.thread = threading.Thread(target=self._copy, name="arena-agent-out", daemon=True)
+
+    def start(self) -> CappedOutput:
+        self.thread.start()
+        return self
+
+    def _copy(self) -> None:
+        fd = self.source.fileno()
+        try:
+            while data := os.read(fd, 1 << 16):
+                room = self.cap - self.kept
+                if room > 0:
+                    kept = data[:room]
+                    self._f.write(kept)
+                    self._f.flush()  # (followed as it is written: tail -f)
+                    self.kept += len(kept)
+                    self._last = kept[-1:]
+                if len(data) > room:
+                    if not self.cut:
+                        self._note()
+                    self.cut += len(data) - max(room, 0)
+        except OSError:
+            pass  # the pipe closed under us: what was read is kept
+        finally:
+            self._f.close()
+            self.source.close()
+
+    def _note(self) -> None:
+        start = b"" if self._last == b"\n" else b"\n"
+        note = f"[arena: {OUTPUT_FILE} keeps the first {size_text(self.cap)} of the agent's "
+        note += "output; the rest was not kept (the report says how much)]\n"
+        self._f.write(start + note.encode())
+        self._f.flush()
+
+    def join(self, timeout_s: float) -> None:
+        self.thread.join(timeout_s)
 
 
 def vs_entrants(vs: str | None) -> list[Entrant]:
@@ -112,7 +184,8 @@ class LockstepRun:
         self.api: LockstepApi | None = None
         self.url = ""
         self.proc: subprocess.Popen[bytes] | None = None
-        self._output: IO[bytes] | None = None
+        self.output: CappedOutput | None = None
+        self.phase = "before"  # then "pass" (the engine's), then "after"
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._served = threading.Event()
@@ -205,10 +278,12 @@ class LockstepRun:
             raise HostError(f"the lockstep server did not start: {self._server_error}")
 
     def _stop_server(self) -> None:
-        server, thread = self._server, self._thread
+        server, thread, gate = self._server, self._thread, self.gate
         if server is not None:
             server.should_exit = True
         if thread is not None:
+            if gate is not None and gate.over is not None:  # requests still arriving: answered
+                gate.serve(lambda: not thread.is_alive(), 10)
             thread.join(10)
 
     # ---- the agent's process ---------------------------------------------------------
@@ -222,17 +297,19 @@ class LockstepRun:
             raise BacktestError("--agent: give the command that runs the agent")
         r = self.remotes[0]
         env = dict(os.environ, ARENA_URL=self.url, ARENA_KEY=r.key, ARENA_LOCKSTEP="1")
-        self._output = open(self.out_dir / OUTPUT_FILE, "wb")  # noqa: SIM115 - closed in _end
+        (self.out_dir / OUTPUT_FILE).write_bytes(b"")
         try:
             self.proc = subprocess.Popen(
                 argv,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=self._output,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
             )
         except OSError as exc:
             raise BacktestError(f"--agent: cannot run {argv[0]}: {exc.strerror or exc}") from None
+        assert self.proc.stdout is not None
+        self.output = CappedOutput(self.proc.stdout, self.out_dir / OUTPUT_FILE).start()
         proc, gate = self.proc, self.gate
         assert gate is not None
         threading.Thread(
@@ -248,8 +325,8 @@ class LockstepRun:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if self._output is not None:
-            self._output.close()
+        if self.output is not None:
+            self.output.join(2)  # (the rest of the pipe; a child the agent left may hold it)
 
     # ---- the run ---------------------------------------------------------------------
 
@@ -277,7 +354,11 @@ class LockstepRun:
                     f"no call from {', '.join(missing)} within {opts.connect_timeout_s:g} s of "
                     f"the start: an agent must POST /v1/step or open /v1/stream{where}"
                 )
+            self.phase = "pass"
             result = bt.run(opts.logs, progress)
+            self.phase = "after"
+            if gate.stopping is not None:  # (came as the pass ended: never taken)
+                self.interrupt(gate.stopping)
             doc = result.replay.to_json()
             gate.finish({k: doc[k] for k in ("season", "end", "final", "ranking")})
             if self.proc is not None:
@@ -285,13 +366,58 @@ class LockstepRun:
                 gate.serve(lambda: proc.poll() is not None or r.lagging, EXIT_GRACE_S)
             else:
                 gate.serve(lambda: all(r.told_over for r in self.remotes), TOLD_GRACE_S)
-            for e in result.entrants:
-                if isinstance(e.strategy, RemoteAgent):
-                    e.remote = e.strategy.remote.counts()
-            return result
+        except BaseException as exc:
+            with suppress(Exception):  # (whatever went wrong, the agents are told)
+                gate.abort(str(exc) or type(exc).__name__)
+            raise
         finally:
             self._end_process()
             self._stop_server()
+        for e in result.entrants:
+            if isinstance(e.strategy, RemoteAgent):
+                e.remote = e.strategy.remote.counts()
+                if self.output is not None and e.strategy.remote is self.remotes[0]:
+                    e.remote["output_cut_bytes"] = self.output.cut
+        return result
+
+    # ---- signals ---------------------------------------------------------------------
+
+    @contextmanager
+    def on_signals(self) -> Iterator[None]:
+        """SIGINT and SIGTERM end the run with one line while the block runs (the main
+        thread only; as ``arena host`` does, even when started with SIGINT ignored, as a
+        shell starts a background job): in the pass, the gate stops it at a safe point
+        (the run log closed whole); before or after it, at once."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.interrupt(signum)
+
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, handler)
+        try:
+            yield
+        finally:
+            for sig, was in old.items():
+                signal.signal(sig, was)
+
+    def interrupt(self, signum: int) -> None:
+        """A stop signal (in the main thread, from ``on_signals``' handler)."""
+        gate = self.gate
+        if self.phase == "pass" and gate is not None:
+            gate.interrupt(signum)
+            return
+        name = signal_name(signum)
+        if self.phase == "before":
+            raise Interrupted(f"stopped by {name} before the run started: nothing to keep", signum)
+        raise Interrupted(
+            f"stopped by {name} after the run ended, before its report: the run log is "
+            f"complete in {self.out_dir / 'run.jsonl'} (arena replay gives its ranking)",
+            signum,
+        )
 
     def _ready(self) -> None:
         info: dict[str, Any] = {

@@ -135,6 +135,22 @@ def exit_warnings(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def remote_texts(c: dict[str, int]) -> list[str]:
+    """A lockstep agent's counts (report.json's ``remote``) in words."""
+    text = f"{c['steps']} steps, {c['passes']} passed (not finished within --step-timeout), "
+    text += f"{c['reconnects']} reconnects, {c.get('dropped_polls', 0)} dropped long polls; "
+    text += f"the clock waited for it {c['waits']} times (at each step, and after each answer "
+    text += "it got mid-step)"
+    out = [text]
+    cut = c.get("output_cut_bytes", 0)
+    if cut:
+        out.append(
+            f"its output passed the cap: agent.out.log keeps its start, {cut:,} bytes more "
+            "were not kept"
+        )
+    return out
+
+
 def table(doc: dict[str, Any], width: int | None = None, out: Path | None = None) -> str:
     """The printed report of ``doc`` (report.json's document) within ``width`` columns
     (``None``: no limit); ``out``, the run directory, makes the run log's path whole."""
@@ -154,10 +170,8 @@ def table(doc: dict[str, Any], width: int | None = None, out: Path | None = None
     if remote:  # lockstep agents (arena backtest --agent, arena host --lockstep)
         lines += ["", "agents over HTTP, in lockstep:"]
         for r in remote:
-            c = r["remote"]
-            text = f"{c['steps']} steps, {c['passes']} passed (timed out), "
-            text += f"{c['reconnects']} reconnects, {c['waits']} waits"
-            lines += wrap(f"  {r['entry']}: {text}", width)
+            for text in remote_texts(r["remote"]):
+                lines += wrap(f"  {r['entry']}: {text}", width)
     warnings = exit_warnings(doc)
     if warnings:
         lines.append("")

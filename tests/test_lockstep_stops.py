@@ -338,7 +338,7 @@ def test_a_signal_before_the_run_starts_is_one_line_too(tmp_path: Path) -> None:
         line, _ = stopped_line(proc, signal.SIGTERM)
     finally:
         proc.kill()
-    assert line == "arena: error: stopped by SIGTERM before the run started: nothing to keep"
+    assert line == "arena: error: stopped by SIGTERM before the run started: nothing was logged"
 
 
 def read(path: Path) -> str:

@@ -412,7 +412,9 @@ class LockstepRun:
             return
         name = signal_name(signum)
         if self.phase == "before":
-            raise Interrupted(f"stopped by {name} before the run started: nothing to keep", signum)
+            raise Interrupted(
+                f"stopped by {name} before the run started: nothing was logged", signum
+            )
         raise Interrupted(
             f"stopped by {name} after the run ended, before its report: the run log is "
             f"complete in {self.out_dir / 'run.jsonl'} (arena replay gives its ranking)",

@@ -16,6 +16,8 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,10 @@ import pytest
 
 from arena_tui.report.table import pct
 from arena_tui.report.verdict_text import SHORT
+from arena_tui.sweep.directory import SweepLock
 from arena_tui.sweep.plot import bar, groups
 from arena_tui.sweep.progress import Line, Progress
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 MOMENTUM = str(ROOT / "strategies" / "momentum.py")
 GRID = ["--param", "window_ms=60000,300000", "--param", "min_rise_e8=50000,150000"]
@@ -168,6 +171,86 @@ def test_resume_after_kill_runs_nothing_finished_again(
     assert body(again.stdout) == body(swept[1])
 
 
+def test_a_sweep_killed_before_it_read_its_days_resumes(
+    swept: tuple[Path, str], days: Path, tmp_path: Path
+) -> None:
+    """Killed (-9) once its identity is saved, before its days were read (hashing a week of
+    days takes a while): --resume reads them then and ends as the uninterrupted sweep."""
+    out = tmp_path / "s"
+    env = WIDE | {KILL_ENV: "0"}
+    killed = arena("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=env)
+    assert killed.returncode == -signal.SIGKILL
+    assert "not finished" in one_error_line(arena_here("sweep", "show", str(out)))
+    said = one_error_line(arena_here("sweep", MOMENTUM, str(days), *GRID, "--out", str(out)))
+    assert "already holds a sweep: continue it with arena sweep --resume" in said
+    resumed = arena("sweep", "--resume", str(out), env=WIDE)  # the killed one's lock died with it
+    assert resumed.returncode == 0, resumed.stderr
+    assert "arena: 5 jobs run now, 0 found in the store" in resumed.stderr
+    assert body(resumed.stdout) == body(swept[1])
+
+
+def test_a_running_sweeps_directory_is_locked_until_it_ends(days: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    out.mkdir()
+    with SweepLock(out):  # as a sweep running in it holds it
+        line = one_error_line(arena_here("sweep", MOMENTUM, str(days), *GRID, "--out", str(out)))
+        assert f"{out}: another arena sweep is running in it (pid {os.getpid()})" in line
+        assert not (out / "sweep.sqlite").exists()
+    # a sweep that could not start leaves nothing: the same --out is free again
+    bad = one_error_line(
+        arena_here(
+            "sweep",
+            MOMENTUM,
+            str(days / "a.jsonl.gz"),
+            str(days / "a.jsonl.gz"),
+            *GRID,
+            "--out",
+            str(out),
+        )
+    )
+    assert "the same day as" in bad
+    assert sorted(p.name for p in out.iterdir()) == []
+    (tmp_path / "bad.jsonl").write_text("not a log\n")
+    args = [str(days / "a.jsonl.gz"), str(tmp_path / "bad.jsonl"), *GRID, "--out", str(out)]
+    assert "bad.jsonl:1: bad header" in one_error_line(arena_here("sweep", MOMENTUM, *args))
+    assert sorted(p.name for p in out.iterdir()) == []
+    # a resume while the sweep runs: refused; once its process is gone (even by kill -9),
+    # the lock is gone with it
+    killed = arena(
+        "sweep",
+        MOMENTUM,
+        str(days),
+        *GRID,
+        *SETTINGS,
+        "--out",
+        str(out),
+        env=os.environ | {KILL_ENV: "0"},
+    )
+    assert killed.returncode == -signal.SIGKILL
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        line = one_error_line(arena_here("sweep", "--resume", str(out)))
+        assert f"another arena sweep is running in it (pid {holder.pid})" in line
+    finally:
+        holder.kill()
+        holder.wait(10)
+    with SweepLock(out):  # free at once: no wait, no stale lock to remove
+        pass
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from arena_tui.sweep.directory import SweepLock
+SweepLock(Path(sys.argv[1])).acquire()
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
 def test_tpe_resumed_after_kill_asks_and_ends_the_same(days: Path, tmp_path: Path) -> None:
     """A resumed TPE search replays its stored results into the sampler in trial order, so
     it asks the same trials as an uninterrupted one (three batches of four here)."""
@@ -281,8 +364,9 @@ def test_bad_input_is_one_line(days: Path, tmp_path: Path, args: list[str], said
 
 def test_plot_groups_and_bars() -> None:
     many = [(v, v * 10) for v in range(40)]
-    rows = groups(many)
-    assert len(rows) == 12 and sum(len(s) for _, s, _ in rows) == 40
+    rows = groups(many)  # an integer parameter's 40 values: bins of 5 whole numbers
+    assert [label for label, _, _ in rows] == [f"{a}..{a + 4}" for a in range(0, 40, 5)]
+    assert sum(len(s) for _, s, _ in rows) == 40
     assert rows[0][2] and not any(r[2] for r in rows[1:])  # the first point's bin is marked
     assert [label for label, _, _ in groups([(True, 1), (False, 2)])] == ["false", "true"]
     assert bar(-5, 10).index("|") == bar(5, 10).index("|")  # zero stays in one column

@@ -3,7 +3,9 @@
 ``arena sweep STRATEGY DAYS... --param NAME=SPEC...`` starts one (a new directory holding
 its store), ``arena sweep --resume DIR`` continues one that stopped, ``arena sweep show
 DIR`` prints a finished one again. All three run the same deterministic driver; the store
-answers every job it already holds (``show`` runs none).
+answers every job it already holds (``show`` runs none). A new sweep saves its identity
+(settings and days' paths) before it reads its days, so it can be resumed from its first
+second; a sweep, new or resumed, locks its directory (``sweep.lock``) while it runs.
 
 Why one module: one command with three forms sharing one set of options; the options'
 declarations and help are most of it, and the work is in ``arena_tui.sweep``.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,15 +25,18 @@ import typer
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.layout import terminal_width
 from arena_tui.sweep import SweepError
-from arena_tui.sweep.config import (
-    Config,
-    load,
-    new_config,
+from arena_tui.sweep.config import Config, load, new_config, with_days
+from arena_tui.sweep.directory import (
+    SweepLock,
+    discard,
+    holds_sweep,
     open_store,
+    pending_days,
+    pending_doc,
     saved_config,
     sweep_dir,
 )
-from arena_tui.sweep.driver import Missing, Runner, run_sweep
+from arena_tui.sweep.driver import Missing, Runner, kill_point, run_sweep
 from arena_tui.sweep.execute import executor
 from arena_tui.sweep.output import render
 from arena_tui.sweep.plot import svg
@@ -38,6 +44,7 @@ from arena_tui.sweep.progress import Line, Progress, expected_jobs
 from arena_tui.sweep.result import sweep_doc
 from arena_tui.sweep.space import make_search
 from arena_tui.sweep.store import STORE_FILE, SweepStore
+from arena_tui.util.errors import ArenaError
 from arena_tui.util.human import duration, plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import CoinsOpt, FromOpt, JsonOpt, LatencyOpt, ToOpt
@@ -204,7 +211,9 @@ def sweep_command(
         typer.Option(
             "--resume",
             metavar="DIR",
-            help="Continue the sweep in DIR where it stopped (nothing finished is run again).",
+            help="Continue the sweep in DIR where it stopped, even in its first seconds "
+            "(nothing finished is run again); a sweep still running in DIR holds its lock, "
+            "and the resume is refused.",
             file_okay=False,
         ),
     ] = None,
@@ -281,10 +290,20 @@ def sweep_command(
             latency_ms=latency_ms,
             what="--resume DIR",
         )
-        store = open_store(resume)
-        cfg = saved_config(store, resume)
-        cfg.check_strategy()
-        sweep(cfg, store, resume, workers, cluster, as_json)
+        open_store(resume).close()  # not a sweep directory: one line, and no lock file in it
+        with SweepLock(resume, "--resume"):
+            store = open_store(resume)
+            try:
+                cfg = saved_config(store, resume)
+                cfg.check_strategy()
+                pending = pending_days(store)
+                if pending is not None:  # stopped before its days were read: read them now
+                    cfg = starting(lambda: with_days(cfg, pending), resume)
+                    store.save_config(cfg.to_doc())
+            except BaseException:
+                store.close()
+                raise
+            sweep(cfg, store, resume, workers, cluster, as_json)
         return
     if strategy is None:
         raise SweepError(
@@ -293,7 +312,7 @@ def sweep_command(
         )
     if day_from or day_to or coins:  # the day files of the directories' range
         days = expand_logs(days or [], day_from, day_to, coins)
-    cfg = new_config(
+    cfg, day_paths = new_config(
         strategy,
         days or [],
         param or [],
@@ -309,10 +328,41 @@ def sweep_command(
         min_fills,
         twins,
     )
+    made = out is None or not out.exists()
     directory = sweep_dir(out, cfg)
-    store = SweepStore(directory / STORE_FILE)
-    store.save_config(cfg.to_doc())
-    sweep(cfg, store, directory, workers, cluster, as_json)
+    with SweepLock(directory):
+        if holds_sweep(directory):  # another sweep began here since sweep_dir looked
+            raise SweepError(
+                f"--out {directory} already holds a sweep: continue it with arena sweep "
+                f"--resume {shlex.quote(str(directory))}, or choose another --out"
+            )
+        store = SweepStore(directory / STORE_FILE)
+        try:
+            store.save_config(pending_doc(cfg, day_paths))  # resumable from here on
+            kill_point(0)
+            cfg = starting(lambda: with_days(cfg, day_paths), directory)
+            store.save_config(cfg.to_doc())
+        except ArenaError:  # no sweep can start on these days: leave nothing behind
+            store.close()
+            discard(directory, made)
+            raise
+        except BaseException:
+            store.close()
+            raise
+        sweep(cfg, store, directory, workers, cluster, as_json)
+
+
+def starting(read: Callable[[], Config], directory: Path) -> Config:
+    """``read()`` (the days being read before a sweep starts); Ctrl-C there says how to
+    resume, as it does once the sweep runs."""
+    try:
+        return read()
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            f"arena: sweep interrupted before its first job; arena sweep --resume "
+            f"{shlex.quote(str(directory))} starts it\n"
+        )
+        raise SystemExit(130) from None
 
 
 def _only(*, what: str, latency_ms: int, **given: Any) -> None:
@@ -387,15 +437,16 @@ def show(directory: Path, as_json: bool) -> None:
     store = open_store(directory)
     try:
         cfg = saved_config(store, directory)
+        if pending_days(store) is not None:
+            raise Missing("its days were never read")
         strat = load(cfg)
         run = Runner(cfg, store, None, Progress())
-        try:
-            folds = run_sweep(run, strat)
-        except Missing:
-            raise SweepError(
-                f"{directory}: the sweep is not finished: arena sweep --resume "
-                f"{shlex.quote(str(directory))} continues it"
-            ) from None
+        folds = run_sweep(run, strat)
+    except Missing:
+        raise SweepError(
+            f"{directory}: the sweep is not finished: arena sweep --resume "
+            f"{shlex.quote(str(directory))} continues it"
+        ) from None
     finally:
         store.close()
     doc = sweep_doc(cfg, strat, folds) | where(directory)

@@ -5,9 +5,11 @@ the day's SHA-256 checked where it runs; plain msgspec structs in and out), ``ex
 (where jobs run: in the driver, local worker processes or a Dask cluster, all one
 ``concurrent.futures.Executor``), ``store`` (the sweep directory's SQLite database: the
 configuration, the trials and each finished job, committed at once, so a resumed sweep
-recomputes nothing), ``space`` (parameter spaces and the searches), ``luck`` (the
-training/held-out split and the reality check), ``driver`` (the flow), ``output`` and
-``plot`` (the table, the plots, the JSON). See docs/sweep.md.
+recomputes nothing), ``directory`` (where the store lives: made, locked while a sweep
+runs in it, the sweep's identity saved before its days are read), ``space`` (parameter
+spaces and the searches), ``luck`` (the training/held-out split and the reality check),
+``driver`` (the flow), ``output`` and ``plot`` (the table, the plots, the JSON). See
+docs/sweep.md.
 
 May import: ``report``, ``run``, ``season``, ``logs``, ``util``, ``engine``; never
 ``host``, ``verify``, ``commands`` or ``tui``.

@@ -2,35 +2,32 @@
 
 A :class:`Config` decides a sweep's results and nothing else does: ``arena sweep`` makes
 one from the command line and the sweep file (:func:`new_config`), saves it in the sweep's
-store, and ``--resume`` and ``show`` read it back (:func:`saved_config`). The days are
-found (files, or directories of logs), hashed and put in calendar order by their first
-input (:func:`hash_days`), then split by time (:func:`split_days`). Every bad setting is
-one :class:`~arena_tui.sweep.SweepError` line before anything is written.
+store, and ``--resume`` and ``show`` read it back (``sweep.directory``). The days are found
+(files, or directories of logs) first, then hashed and put in calendar order by their first
+input (:func:`with_days`, :func:`hash_days`: the sweep's directory holds its identity by
+then, so a sweep killed while hashing resumes), then split by time (:func:`split_days`).
+Every bad setting is one :class:`~arena_tui.sweep.SweepError` line before anything is
+written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from arena_tui.report.verdict import CONTROL, parse_epoch
 from arena_tui.run.loader import entry_name, load_strategy
 from arena_tui.run.params import Param, ParamValue, params_doc, strategy_params, variant_name
-from arena_tui.run.rundir import new_dir
 from arena_tui.run.twins import TWINS
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.jobs import DayFile, Variant, day_file
 from arena_tui.sweep.luck import HOLDOUT as HOLDOUT_DEFAULT
 from arena_tui.sweep.luck import parse_fraction, split_holdout, walk_forward
 from arena_tui.sweep.space import SEARCHES, Dim, load_sweep_file, make_search, parse_space
-from arena_tui.sweep.store import STORE_FILE, SweepStore
-from arena_tui.util.outputs import writing
-from arena_tui.util.paths import data_dir
 
 CONFIG_VERSION = 1
 DEFAULT_BATCH = {"grid": 64, "random": 64, "tpe": 8}  # variants per engine pass
@@ -151,11 +148,18 @@ def hash_days(paths: Sequence[Path]) -> list[DayFile]:
     return sorted(days, key=lambda d: (d.first_t or 0, d.path))
 
 
+T = TypeVar("T")
+
+
 def split_days(cfg: Config) -> list[tuple[list[DayFile], list[DayFile]]]:
     """(training days, held-out days) per fold: one fold with ``--holdout``."""
+    return _split(cfg, cfg.days)
+
+
+def _split(cfg: Config, days: Sequence[T]) -> list[tuple[list[T], list[T]]]:
     if cfg.folds is not None:
-        return walk_forward(cfg.days, cfg.folds)
-    train, held = split_holdout(cfg.days, cfg.holdout or HOLDOUT_DEFAULT)
+        return walk_forward(days, cfg.folds)
+    train, held = split_holdout(days, cfg.holdout or HOLDOUT_DEFAULT)
     return [(train, held)]
 
 
@@ -205,8 +209,9 @@ def new_config(
     latency_ms: int,
     min_fills: int | None = None,
     twins: int | None = None,
-) -> Config:
-    """The sweep's settings: the command line over the sweep file over the defaults."""
+) -> tuple[Config, list[Path]]:
+    """The sweep's settings (the command line over the sweep file over the defaults) and
+    its days' files, found but not yet read: ``with_days`` hashes them."""
     path = Path(strategy)
     if not path.is_file():
         raise SweepError(f"{path}: no such strategy file")
@@ -252,35 +257,14 @@ def new_config(
     make_search(kind, strat.space, trials=cfg.trials, seed=cfg.seed)  # type: ignore[arg-type]
     if not days:
         raise SweepError("no days: give recorded logs or directories of them after STRATEGY")
-    cfg = dataclasses.replace(cfg, days=hash_days(find_days(days)))
-    split_days(cfg)  # too few days for the split: one line before anything is written
+    paths = find_days(days)
+    _split(cfg, paths)  # too few days for the split: one line before anything is written
+    return cfg, paths
+
+
+def with_days(cfg: Config, paths: Sequence[Path]) -> Config:
+    """``cfg`` with its days read: each one's size, SHA-256 and span, in calendar order
+    (a day that is not one, or the same day twice, is one line)."""
+    cfg = dataclasses.replace(cfg, days=hash_days(paths))
+    split_days(cfg)
     return cfg
-
-
-def sweep_dir(out: Path | None, cfg: Config) -> Path:
-    if out is None:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-        return new_dir(data_dir() / "sweeps" / f"{Path(cfg.strategy).stem}-{stamp}")
-    if out.exists() and not out.is_dir():
-        raise SweepError(f"--out {out} is a file, not a directory")
-    if (out / STORE_FILE).exists():
-        raise SweepError(
-            f"--out {out} already holds a sweep: continue it with arena sweep --resume {out}, "
-            "or choose another --out"
-        )
-    with writing(out, "--out"):
-        out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-def open_store(directory: Path) -> SweepStore:
-    if not (directory / STORE_FILE).is_file():
-        raise SweepError(f"{directory}: not a sweep directory (no {STORE_FILE} in it)")
-    return SweepStore(directory / STORE_FILE)
-
-
-def saved_config(store: SweepStore, directory: Path) -> Config:
-    doc = store.config()
-    if doc is None:
-        raise SweepError(f"{directory}: the sweep's settings were never saved: start it again")
-    return Config.from_doc(doc)

@@ -39,7 +39,15 @@ from arena_tui.sweep.space import make_search
 from arena_tui.sweep.store import SweepStore
 from arena_tui.sweep.twinjob import TwinJob, run_twin_job
 
-KILL_AFTER_ENV = "ARENA_SWEEP_KILL_AFTER_JOBS"  # tests: kill -9 itself after N stored jobs
+# tests: kill -9 itself after N stored jobs (0: once the sweep's identity is saved, before
+# it reads its days: ``arena sweep``'s first seconds)
+KILL_AFTER_ENV = "ARENA_SWEEP_KILL_AFTER_JOBS"
+
+
+def kill_point(jobs: int) -> None:
+    """Tests: ``kill -9`` this process if ``$ARENA_SWEEP_KILL_AFTER_JOBS`` is ``jobs``."""
+    if os.environ.get(KILL_AFTER_ENV) == str(jobs):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Missing(SweepError):

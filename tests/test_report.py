@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena_tui.report.charts import PLOT_W, WIDTH, terminal_chart
+from arena_tui.report.charts import NAME_W, PLOT_W, WIDTH, terminal_chart
 from arena_tui.report.chartsvg import svg_chart
 from arena_tui.report.eligibility import ineligible_reasons, pace
 from arena_tui.report.layout import terminal_width
@@ -379,7 +379,9 @@ def test_svg_is_well_formed_with_a_path_per_entry() -> None:
     texts = [t.text or "" for t in root.iter(f"{ns}text")]
     assert any(t.startswith("$10,") for t in texts)  # dollar axis
     assert any("UTC" in t for t in texts) and "2026-01-01" in " ".join(texts)
-    assert "15% limit: the engine pauses the entry" in texts
+    # three hours of a $1 walk: the drawdown's scale stops short of the limit, and says so
+    assert "15% limit: the engine pauses the entry" not in texts
+    assert any(t.endswith("the engine pauses an entry at 15%, above this scale") for t in texts)
     assert "a <title>" in texts
     assert "<script" not in svg and "http://" not in svg.replace(ns[1:-1], "")
 
@@ -393,7 +395,9 @@ def test_terminal_chart_fits_100_columns() -> None:
     spark = [x for x in lines if x.startswith(long[:16])]
     assert len(spark) == 1 and len(spark[0].split()[1]) >= PLOT_W // 2
     short = terminal_chart([("mine", walk(5, 20)), ("control_random", walk(6, 20))], START, 15)
-    assert [len(x.split()[1]) for x in short.splitlines() if x.startswith("mine ")] == [PLOT_W]
+    (mine,) = [x for x in short.splitlines() if x.startswith("mine ")]
+    after = len(mine) - mine.index(" $")  # its last value and its own scale
+    assert len(mine.split()[1]) == min(PLOT_W, WIDTH - NAME_W - 1 - after)
     # the strategy loses ~$4 an hour for 480 hours (~19%): past the limit, whose line
     # crosses the chart below its top; full bars at the end
     assert "drawdown of " + long + ":" in text and lines[-2].endswith("█")

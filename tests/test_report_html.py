@@ -211,12 +211,33 @@ def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
         assert {"book mid", "prints low–high"} <= set(drawn), (coin, drawn)
         assert any(t.startswith("fill: ") for t in drawn), (coin, drawn)  # maker fills here
         assert any(t.endswith("orders' lives") for t in drawn), (coin, drawn)
-    # the limits are drawn where the rules put them
+    # the limits are drawn where the rules put them: the drawdown's only when its scale,
+    # fitted to the run's worst (a fraction of a percent here), reaches the 15% limit
     shapes = page.evaluate(
         "Object.fromEntries(['chart-drawdown','chart-cap','chart-open-orders'].map(id => "
         "[id, document.getElementById(id).layout.shapes.map(s => s.y0)]))"
     )
-    assert shapes == {"chart-drawdown": [15], "chart-cap": [12], "chart-open-orders": [8]}
+    assert shapes == {"chart-drawdown": [], "chart-cap": [12], "chart-open-orders": [8]}
+    worst = max(max(m.drawdown for m in load(run_dir).marks if m.entry == n) for n in names)
+    assert 0 < worst < 10**6  # under 1%: a 0..1% scale
+    dd = page.evaluate(
+        "(() => { const d = document.getElementById('chart-drawdown');"
+        " return {range: d._fullLayout.yaxis.range, title: d.layout.title.text}; })()"
+    )
+    assert dd["range"] == [0, 1]
+    assert dd["title"].startswith("Drawdown from the peak: maker's worst ")
+    assert dd["title"].endswith("the 15% limit that pauses an entry is above this scale")
+    # equity: a strip per entry, each on its own scale (its y axis spans its own values)
+    strips = page.evaluate(
+        "(() => { const d = document.getElementById('chart-equity');"
+        " return d._fullData.filter(t => !t.name.endsWith(' exit value')).map(t => {"
+        " const ax = d._fullLayout['yaxis' + t.yaxis.slice(1)];"
+        " return [t.name, ax.range, Math.min(...t.y), Math.max(...t.y)]; }); })()"
+    )
+    assert sorted(name for name, *_ in strips) == sorted(names) and strips[0][0] == "maker"
+    for name, (lo, hi), low, high in strips:
+        assert lo <= low and high <= hi, name
+        assert hi - lo < 2 * max(high - low, 10.0), name  # its own values fill its strip
     header = page.inner_text("header h1")
     assert "· paper" in header and doc["replay"]["rules_sha256"][:12] in header
     assert page.locator("#summary tbody tr").count() == len(names)

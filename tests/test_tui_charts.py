@@ -137,9 +137,9 @@ def test_the_equity_charts_titles_say_less_on_a_narrow_panel_never_wrapping() ->
     ]
     wide = [line.plain for line in chart_lines(marks, 60, 10_000 * e6, 15)]
     assert wide[0] == "$9,989 to $10,000, start $10,000"
-    assert "drawdown: worst 0.11%, limit 15%" in wide
+    assert "drawdown: worst 0.11% (scale 0 to 1%), limit 15% off scale" in wide
     narrow = [line.plain for line in chart_lines(marks, 30, 10_000 * e6, 15)]
     assert narrow[0] == "$9,989 to $10,000"
-    assert "drawdown: worst 0.11% of 15%" in narrow
+    assert "drawdown: worst 0.11%" in narrow
     assert all(len(line) <= 30 for line in narrow), narrow
     assert narrow[-1].strip().startswith(clock(T0)) and len(narrow) == len(wide)

@@ -6,6 +6,14 @@ would leave, seed 004) beside its mark equity, and its drawdown against the paus
 The file is hand-written SVG 1.1: one self-contained file, no script, no fonts or libraries
 fetched from anywhere, each line a ``<path data-entry="..." data-series="...">`` with a
 ``<title>`` (a tooltip in browsers).
+
+Equity is drawn as small multiples: a strip per entry, one above the other on the same
+time axis, each on its own dollar scale (``charts.equity_scale``: an entry that lost 1%
+would otherwise flatten every other line), labelled with its name and last value; the
+starting equity is a dotted line where it is in a strip's range. The drawdown panel holds
+every entry's drawdown on one scale to the worst of them (``charts.drawdown_top``), the
+pause limit's line only when the scale reaches it, and the strategy's worst drawdown in
+words above it.
 """
 
 from __future__ import annotations
@@ -15,13 +23,22 @@ import time
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from arena_tui.report.charts import dollars as whole_dollars
+from arena_tui.report.charts import (
+    drawdown_top,
+    equity_scale,
+    limit_in_view,
+    pct_trunc,
+)
 from arena_tui.run.stats import MarkRow
 
-W, H = 1000, 640
+W = 1000
 LEFT, RIGHT = 96, 24
 LEGEND_Y = 44
-EQ_TOP, EQ_BOTTOM = 70, 384
-DD_TOP, DD_BOTTOM = 430, 570
+EQ_TOP, EQ_AREA = 70, 314  # the equity strips: where they start, their room (at least)
+STRIP_MIN, STRIP_GAP = 56, 12  # a strip's least height, and the gap between two
+DD_GAP, DD_H = 46, 140  # the drawdown panel: below the strips, its height
+FOOT = 70  # under the drawdown panel: the time labels and the axis title
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 CONTROL_COLOUR = "#7f7f7f"
 LIMIT_COLOUR = "#d62728"
@@ -86,8 +103,9 @@ def text(x: float, y: float, body: str, anchor: str = "start", extra: str = "") 
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(body)}</text>'
 
 
-def time_ticks(f: Frame) -> list[str]:
-    """Grid lines and UTC labels at a round step giving at most 8 ticks."""
+def time_ticks(f: Frame, top: int, bottom: int) -> list[str]:
+    """Grid lines from ``top`` to ``bottom`` and UTC labels under them, at a round step
+    giving at most 8 ticks."""
     span = f.t1 - f.t0
     step = next((s for s in TIME_STEPS_MS if span / s <= 8), TIME_STEPS_MS[-1])
     fmt = "%Y-%m-%d" if step % DAY == 0 else "%m-%d %H:%M"
@@ -95,8 +113,8 @@ def time_ticks(f: Frame) -> list[str]:
     t = -(-f.t0 // step) * step
     while t <= f.t1:
         x = f.x(t)
-        out.append(f'<line class="grid" x1="{x:.1f}" y1="{EQ_TOP}" x2="{x:.1f}" y2="{DD_BOTTOM}"/>')
-        out.append(text(x, DD_BOTTOM + 18, time.strftime(fmt, time.gmtime(t // 1000)), "middle"))
+        out.append(f'<line class="grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}"/>')
+        out.append(text(x, bottom + 18, time.strftime(fmt, time.gmtime(t // 1000)), "middle"))
         t += step
     return out
 
@@ -108,11 +126,17 @@ def time_title(f: Frame) -> str:
     return f"time (UTC), {when(f.t0)} to {when(f.t1)}"
 
 
-def value_ticks(f: Frame, label: str, dollars: bool) -> list[str]:
-    """Grid lines and labels (dollars, or percent) at a round step, and the axis title."""
-    step = nice_step(f.hi - f.lo)
-    mid = (f.top + f.bottom) / 2
-    out = [text(18, mid, label, "middle", f' transform="rotate(-90 18 {mid:.1f})"')]
+def axis_title(top: float, bottom: float, label: str) -> str:
+    """A value axis's title, written up the left edge beside ``top``..``bottom``."""
+    mid = (top + bottom) / 2
+    return text(18, mid, label, "middle", f' transform="rotate(-90 18 {mid:.1f})"')
+
+
+def value_ticks(f: Frame, label: str, dollars: bool, ticks: int = 5) -> list[str]:
+    """Grid lines and labels (dollars, or percent) at a round step giving about ``ticks``,
+    and the axis title (none when ``label`` is empty)."""
+    step = nice_step(f.hi - f.lo, ticks)
+    out = [axis_title(f.top, f.bottom, label)] if label else []
     decimals = max(0, -math.floor(math.log10(step)))
     v = math.ceil(f.lo / step) * step
     while v <= f.hi + step * 1e-9:
@@ -152,25 +176,67 @@ def legend_items(items: Sequence[tuple[str, str, str]]) -> list[str]:
     return out
 
 
-def frames(
-    entries: Sequence[tuple[str, Sequence[MarkRow]]], start: int, starting_equity: int, limit: int
-) -> tuple[Frame, Frame]:
-    """The equity panel (padded around every equity shown) and the drawdown panel (0 down
-    to a little past the limit, or past the worst drawdown if that is deeper)."""
-    values = [starting_equity]
-    worst, t1 = 0, start + MINUTE
-    for _, marks in entries:
-        for m in marks:
-            values.append(m.equity)
-            if m.exit_equity is not None:
-                values.append(m.exit_equity)
-            worst = max(worst, m.drawdown)
-            t1 = max(t1, m.t)
-    lo, hi = min(values) / 1e6, max(values) / 1e6
-    pad = max((hi - lo) * 0.05, 1.0)
-    eq = Frame(start, t1, lo - pad, hi + pad, EQ_TOP, EQ_BOTTOM)
-    dd = Frame(start, t1, 0, max(float(limit), worst / 1e6) * 1.1, DD_TOP, DD_BOTTOM, down=True)
-    return eq, dd
+def strips(n: int) -> tuple[int, int]:
+    """(height of a strip, bottom of the last) for ``n`` entries' equity strips."""
+    h = max(STRIP_MIN, (EQ_AREA - STRIP_GAP * (n - 1)) // max(n, 1))
+    return h, EQ_TOP + n * h + (n - 1) * STRIP_GAP
+
+
+def span_of(entries: Sequence[tuple[str, Sequence[MarkRow]]], start: int) -> int:
+    """The last mark's time over every entry (a minute after ``start`` at least)."""
+    return max([start + MINUTE, *(m.t for _, marks in entries for m in marks)])
+
+
+def equity_strip(
+    i: int,
+    name: str,
+    marks: Sequence[MarkRow],
+    colour: str,
+    *,
+    start: int,
+    t1: int,
+    top: int,
+    bottom: int,
+    starting_equity: int,
+) -> list[str]:
+    """One entry's strip: its equity (and the strategy's exit value) on its own scale."""
+    equity = [(start, starting_equity)] + [(m.t, m.equity) for m in marks]
+    exits = [(m.t, m.exit_equity) for m in marks if m.exit_equity is not None]
+    shown = [v for _, v in equity] + ([v for _, v in exits] if i == 0 else [])
+    lo, hi = equity_scale(shown, starting_equity)
+    f = Frame(start, t1, lo / 1e6, hi / 1e6, top, bottom)
+    body = value_ticks(f, "", True, ticks=2)
+    body.append(
+        f'<rect class="frame" x="{LEFT}" y="{top}" width="{W - LEFT - RIGHT}" '
+        f'height="{bottom - top}"/>'
+    )
+    if lo <= starting_equity <= hi:
+        y = f.y(starting_equity / 1e6)
+        body.append(
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}" stroke="#999" '
+            'stroke-dasharray="2 3"/>'
+        )
+    width = "2.2" if i == 0 else "1.4"
+    body.append(series_path(name, "equity", colour, width, f.path(equity, 1e6)))
+    if i == 0 and exits:
+        d = f.path([(start, starting_equity), *exits], 1e6)
+        body.append(series_path(name, "exit", colour, "1.4", d, "5 3"))
+    last = marks[-1].equity if marks else starting_equity
+    label = f"{name}: {whole_dollars(last)}"
+    # in the entry's colour, with a white halo: readable over its line
+    halo = "stroke:#fff;stroke-width:3px;paint-order:stroke"
+    look = f' style="fill:{colour};font-weight:bold;{halo}"'
+    body.append(text(LEFT + 6, top + 14, label, extra=look))
+    return body
+
+
+def drawdown_note(name: str, worst: int, limit_pct: int, shown: bool) -> str:
+    """The drawdown panel's words: the strategy's worst, and where the limit is."""
+    where = "" if shown else ", above this scale"
+    return (
+        f"{name}'s worst drawdown {pct_trunc(worst)}; the engine pauses an entry at "
+        f"{limit_pct}%{where}"
+    )
 
 
 def svg_chart(
@@ -183,51 +249,65 @@ def svg_chart(
     control: str = "control_random",
 ) -> str:
     """The chart's SVG text; ``entries[0]`` is the strategy (thicker, with its exit value)."""
-    eq, dd = frames(entries, start, starting_equity, limit_pct)
+    strip_h, eq_bottom = strips(len(entries))
+    dd_top = eq_bottom + DD_GAP
+    dd_bottom = dd_top + DD_H
+    height = dd_bottom + FOOT
+    t1 = span_of(entries, start)
+    worst = max([0, *(m.drawdown for _, marks in entries for m in marks)])
+    top = drawdown_top(worst, limit_pct)
+    dd = Frame(start, t1, 0, top / 1e6, dd_top, dd_bottom, down=True)
     body = [
         "<style>text{font:12px sans-serif;fill:#222}.grid{stroke:#e6e6e6;stroke-width:1}"
         ".frame{fill:none;stroke:#999}path{fill:none;stroke-linejoin:round}</style>",
-        f'<rect width="{W}" height="{H}" fill="#fff"/>',
+        f'<rect width="{W}" height="{height}" fill="#fff"/>',
         text(LEFT, 22, title, extra=' font-weight="bold"'),
-        *time_ticks(eq),
-        *value_ticks(eq, "equity at the minute marks (USD)", True),
+        *time_ticks(dd, EQ_TOP, dd_bottom),
+        axis_title(EQ_TOP, eq_bottom, "equity (USD), each entry on its own scale"),
         *value_ticks(dd, "drawdown from peak", False),
-        text((LEFT + W - RIGHT) / 2, DD_BOTTOM + 40, time_title(eq), "middle"),
+        text((LEFT + W - RIGHT) / 2, dd_bottom + 40, time_title(dd), "middle"),
+        f'<rect class="frame" x="{LEFT}" y="{dd_top}" width="{W - LEFT - RIGHT}" height="{DD_H}"/>',
     ]
-    for top, bottom in ((EQ_TOP, EQ_BOTTOM), (DD_TOP, DD_BOTTOM)):
+    shown = limit_in_view(top, limit_pct)
+    if shown:
+        ly = dd.y(limit_pct)
         body.append(
-            f'<rect class="frame" x="{LEFT}" y="{top}" width="{W - LEFT - RIGHT}" '
-            f'height="{bottom - top}"/>'
+            f'<line x1="{LEFT}" y1="{ly:.1f}" x2="{W - RIGHT}" y2="{ly:.1f}" '
+            f'stroke="{LIMIT_COLOUR}" stroke-dasharray="6 4"/>'
         )
-    ly = dd.y(limit_pct)
-    body.append(
-        f'<line x1="{LEFT}" y1="{ly:.1f}" x2="{W - RIGHT}" y2="{ly:.1f}" '
-        f'stroke="{LIMIT_COLOUR}" stroke-dasharray="6 4"/>'
-    )
-    note = f"{limit_pct}% limit: the engine pauses the entry"
-    body.append(text(W - RIGHT - 4, ly - 4, note, "end", f' fill="{LIMIT_COLOUR}"'))
+        note = f"{limit_pct}% limit: the engine pauses the entry"
+        body.append(text(W - RIGHT - 4, ly - 4, note, "end", f' fill="{LIMIT_COLOUR}"'))
+    if entries:
+        name, marks = entries[0]
+        mine = max([0, *(m.drawdown for m in marks)])
+        body.append(text(W - RIGHT, dd_top - 6, drawdown_note(name, mine, limit_pct, shown), "end"))
     legend: list[tuple[str, str, str]] = []
     for i, (name, marks) in enumerate(entries):
         colour = CONTROL_COLOUR if name == control else COLOURS[i % len(COLOURS)]
-        equity = [(start, starting_equity)] + [(m.t, m.equity) for m in marks]
-        drawdown = [(start, 0)] + [(m.t, m.drawdown) for m in marks]
-        body.append(
-            series_path(name, "equity", colour, "2.2" if i == 0 else "1.2", eq.path(equity, 1e6))
+        top_i = EQ_TOP + i * (strip_h + STRIP_GAP)
+        body += equity_strip(
+            i,
+            name,
+            marks,
+            colour,
+            start=start,
+            t1=t1,
+            top=top_i,
+            bottom=top_i + strip_h,
+            starting_equity=starting_equity,
         )
+        drawdown = [(start, 0)] + [(m.t, m.drawdown) for m in marks]
         body.append(
             series_path(
                 name, "drawdown", colour, "2.2" if i == 0 else "0.8", dd.path(drawdown, 1e6)
             )
         )
         legend.append((name, colour, ""))
-        exits = [(m.t, m.exit_equity) for m in marks if m.exit_equity is not None]
-        if i == 0 and exits:
-            d = eq.path([(start, starting_equity), *exits], 1e6)
-            body.append(series_path(name, "exit", colour, "1.4", d, "5 3"))
+        if i == 0 and any(m.exit_equity is not None for m in marks):
             legend.append((f"{name} exit value", colour, "5 3"))
     body += legend_items(legend)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-        f'viewBox="0 0 {W} {H}">\n' + "\n".join(body) + "\n</svg>\n"
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" '
+        f'viewBox="0 0 {W} {height}">\n' + "\n".join(body) + "\n</svg>\n"
     )

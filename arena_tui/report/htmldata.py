@@ -8,6 +8,13 @@ longer than ``MAX_POINTS`` keep each bucket's lowest and highest point (no peak 
 is lost); more than ``MAX_MARKERS`` fills, or orders' lives, of one entry on one coin are
 drawn evenly spread (``counts`` holds how many there are and how many are drawn, and the
 chart's title says so); the round-trips table lists an entry's first ``MAX_TRIPS``.
+
+The scales of the entries' charts are chosen here as the terminal's and chart.svg's are
+(``charts``): ``equity_scale`` gives each entry its own dollar range (the page draws the
+equity as a strip per entry, so one entry's loss cannot flatten the others), and
+``drawdown_scale`` the drawdown chart's top (to the worst drawdown of any entry, at least
+1%), whether the pause limit is in view (its line is drawn only then) and the chart's title,
+which says the worst drawdown in words.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from arena_tui.report.charts import drawdown_top, equity_scale, limit_in_view, pct_trunc
 from arena_tui.report.htmlverdict import pct_f, verdict_charts
 from arena_tui.report.rundata import CoinPnl, EntryMark, FillRow, OrderRow, RoundTrip, RunData
 from arena_tui.report.table import usd
@@ -173,6 +181,46 @@ def trip_cells(rt: RoundTrip) -> list[str]:
     ]
 
 
+def equity_scales(by_entry: dict[str, list[EntryMark]], starting: int) -> dict[str, list[float]]:
+    """Each entry's own dollar range, [low, high], over its equity and exit value."""
+    out: dict[str, list[float]] = {}
+    for name, rows in by_entry.items():
+        values = [m.equity for m in rows]
+        values += [m.exit_equity for m in rows if m.exit_equity is not None]
+        lo, hi = equity_scale(values, starting)
+        out[name] = [lo / 1e6, hi / 1e6]
+    return out
+
+
+def drawdown_scale(
+    by_entry: dict[str, list[EntryMark]], names: list[str], limit_pct: int
+) -> dict[str, Any]:
+    """The drawdown chart's top (%), whether the limit is in view, and its title's two
+    lines: the strategy's worst drawdown (the first entry's), and the deepest entry's when
+    another's; where the limit is."""
+    worst = {n: max((m.drawdown for m in by_entry.get(n, [])), default=0) for n in names}
+    deepest = max(worst.values(), default=0)
+    top = drawdown_top(deepest, limit_pct)
+    shown = limit_in_view(top, limit_pct)
+    head = "Drawdown from the peak"
+    if names:
+        strategy = names[0]
+        head += f": {strategy}'s worst {pct_trunc(worst[strategy])}"
+        other = max(names, key=lambda n: worst[n])
+        if worst[other] > worst[strategy]:
+            head += f" ({other}'s {pct_trunc(worst[other])}, the deepest)"
+    if shown:
+        limit = f"dashed: the {limit_pct}% limit that pauses an entry"
+    else:
+        limit = f"the {limit_pct}% limit that pauses an entry is above this scale"
+    return {
+        "top": pct_f(top),
+        "limit_in_view": shown,
+        "worst": {n: pct_f(w) for n, w in worst.items()},
+        "title": [head, limit],  # two lines
+    }
+
+
 def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
     """The JSON the page's script draws from (floats: presentation only)."""
     t0 = data.start
@@ -228,6 +276,8 @@ def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
         "entries": names,
         "coins": coins,
         "marks": {name: _marks(rows, t0) for name, rows in by_entry.items()},
+        "equity_scale": equity_scales(by_entry, data.starting_equity),
+        "drawdown_scale": drawdown_scale(by_entry, names, data.drawdown_limit_pct),
         "prices": _prices(data, t0),
         "fills": fills,
         "orders": orders,

@@ -14,6 +14,9 @@ window.arenaReport = function (D) {
   function plain(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
+  function dollars(v) {
+    return "$" + v.toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
+  }
   function clock(s) { return new Date(T0 + s * 1000).toISOString().slice(11, 19); }
   function ms(ts) { return ts.map(function (s) { return T0 + s * 1000; }); }
   function colour(i) { return PALETTE[i % PALETTE.length]; }
@@ -65,17 +68,67 @@ window.arenaReport = function (D) {
     return out;
   }
 
-  function drawEntries() {
-    var eq = markSeries("equity", "solid", "").concat(markSeries("exit", "dot", " exit value"));
-    var lay = layout("Equity and exit-value equity (dotted: every position closed into the book)", "USDC");
-    lay.shapes.push({type: "line", xref: "paper", x0: 0, x1: 1, y0: D.starting_equity,
-                     y1: D.starting_equity, line: {color: "#999", width: 1, dash: "dot"}});
-    draw("chart-equity", eq, lay);
+  // equity as small multiples: a strip per entry on its own dollar scale (D.equity_scale,
+  // chosen as the terminal's and chart.svg's are), one time axis; on one shared scale an
+  // entry that lost 1% would flatten every other line
+  var STRIP = 110;
+  function drawEquity() {
+    var names = D.entries.filter(function (name) { return D.marks[name]; });
+    var n = Math.max(names.length, 1);
+    var lay = layout("Equity and exit-value equity (dotted), each entry on its own scale", "",
+                     {height: 90 + STRIP * n, grid: {rows: n, columns: 1, pattern: "independent",
+                      roworder: "top to bottom", ygap: 0.3}, annotations: [], showlegend: false,
+                      margin: {l: 70, r: 20, t: 60, b: 40}});
+    var traces = [];
+    names.forEach(function (name, i) {
+      var ax = i === 0 ? "" : String(i + 1);
+      var m = D.marks[name];
+      var scale = D.equity_scale[name], pad = (scale[1] - scale[0]) * 0.08;
+      var range = [scale[0] - pad, scale[1] + pad];
+      var base = {type: "scatter", mode: "lines", xaxis: "x" + ax, yaxis: "y" + ax,
+                  legendgroup: name};
+      traces.push(Object.assign({x: ms(m.equity.t), y: m.equity.v, name: plain(name),
+                                 line: {color: entryColour(name), width: 1.5}}, base));
+      if (m.exit) {
+        traces.push(Object.assign({x: ms(m.exit.t), y: m.exit.v, name: plain(name + " exit value"),
+                                   line: {color: entryColour(name), width: 1.5, dash: "dot"}}, base));
+      }
+      lay["xaxis" + ax] = {type: "date", matches: i === 0 ? undefined : "x",
+                           showticklabels: i === names.length - 1};
+      lay["yaxis" + ax] = {range: range, tickprefix: "$", tickformat: ",.0f", nticks: 3,
+                           zeroline: false};
+      var v = m.equity.v;
+      lay.annotations.push({text: "<b>" + plain(name) + "</b>: " + dollars(v[v.length - 1]),
+                            xref: "x" + ax + " domain", yref: "y" + ax + " domain", x: 0, y: 1,
+                            xanchor: "left", yanchor: "bottom", showarrow: false,
+                            font: {color: entryColour(name), size: 12}});
+      if (range[0] <= D.starting_equity && D.starting_equity <= range[1]) {
+        lay.shapes.push({type: "line", xref: "x" + ax + " domain", yref: "y" + ax, x0: 0, x1: 1,
+                         y0: D.starting_equity, y1: D.starting_equity,
+                         line: {color: "#999", width: 1, dash: "dot"}});
+      }
+    });
+    var el = document.getElementById("chart-equity");
+    if (el) {  // the whole row: a strip per entry needs the width and the height
+      el.style.gridColumn = "1 / -1";
+      el.style.minHeight = lay.height + "px";
+    }
+    draw("chart-equity", traces, lay);
+  }
 
+  function drawEntries() {
+    drawEquity();
+
+    // the drawdown to the worst of any entry (at least 1%), as the terminal's: the limit's
+    // line only when the scale reaches it; the title says the worst in words
+    var s = D.drawdown_scale;
     var dd = markSeries("drawdown", "solid", "", {fill: "tozeroy"});
-    var lay2 = layout("Drawdown from the peak against the " + D.limits.drawdown_pct + "% limit", "%");
-    lay2.shapes.push(limitLine(D.limits.drawdown_pct, D.limits.drawdown_pct + "% pauses the entry"));
-    lay2.yaxis.rangemode = "tozero";
+    var lay2 = layout(s.title.map(plain).join("<br>"), "%");
+    lay2.margin.t = 60;
+    if (s.limit_in_view) {
+      lay2.shapes.push(limitLine(D.limits.drawdown_pct, D.limits.drawdown_pct + "% pauses the entry"));
+    }
+    lay2.yaxis.range = [0, s.top];
     draw("chart-drawdown", dd, lay2);
 
     var cap = markSeries("cap", "solid", "");

@@ -3,8 +3,11 @@
 One column per run of marks (the last mark's equity, the worst drawdown in it), as wide as
 the panel is. Equity and exit-value equity share one dollar scale (with the starting
 equity on it), so the gap between the two lines is the cost of closing into the book. The
-drawdown row is scaled to the limit that pauses the entry (or to the worst, past it).
-Integer arithmetic only.
+drawdown rows are scaled to the worst drawdown (``report.charts.drawdown_top``: 0 to the
+first of 1%, 2%, 5%, 10%, the limit, 20%... that holds it), so a drawdown of a fraction of
+a percent shows instead of a flat line under a 15% ceiling; the limit's line (``╌``) is
+drawn only when the scale reaches it, and the title says the worst, the scale and the
+limit in words. Integer arithmetic only.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from arena_tui.report.charts import drawdown_top, limit_in_view, pct_label
 from arena_tui.run.stats import MarkRow
 from arena_tui.tui.fmt import clock, pct, usd
 
 SPARK = "▁▂▃▄▅▆▇█"
 BARS = " ▁▂▃▄▅▆▇█"
+LIMIT = "╌"  # the limit's line, in the drawdown rows' empty cells
 LABEL = 5
 ROWS = 2  # lines of the equity and of the drawdown chart, at least (more when there is room)
 FIXED = 4  # the chart's other lines: the scale, exit equity, the drawdown title, the axis
@@ -79,30 +84,50 @@ def chart_lines(
     lo = min([*equity, *known, starting_equity])
     hi = max([*equity, *known, starting_equity])
     worst = [max(marks[i].drawdown for i in c) for c in cols]
-    limit = limit_pct * 10**6
-    top = max(limit, max(worst))
+    peak = max(m.drawdown for m in marks)
+    top = drawdown_top(peak, limit_pct)
     span = max(1, hi - lo)
     eq = stacked([1 + (v - lo) * (rows * 8 - 1) // span for v in equity], rows)
     dd = stacked([-(-w * rows * 8 // top) for w in worst], rows)
+    limit_row = -1  # the drawdown line (top first) the limit falls in; -1: off the scale
+    if limit_in_view(top, limit_pct):
+        limit_row = rows - -(-limit_pct * 10**6 * rows // top)
     exit_line = "".join(" " if x is None else spark([x], lo, hi) for x in exits)
-    peak = max(m.drawdown for m in marks)
     labels = ["eq   ", *[" " * LABEL] * (rows - 1)]
     scale = f"{dollars(lo)} to {dollars(hi)}"
     worst_dd = f"drawdown: worst {pct(peak)}"
+    dd_scale = f"0 to {pct_label(top)}"
+    where = f"limit {limit_pct}%" if limit_row >= 0 else f"limit {limit_pct}% off scale"
     return [
         Text(fitted(width, f"{scale}, start {dollars(starting_equity)}", scale), style="dim"),
         *(Text(labels[i]).append(line, style="cyan") for i, line in enumerate(eq)),
         Text("exit ").append(exit_line, style="magenta"),
         Text(
-            fitted(width, f"{worst_dd}, limit {limit_pct}%", f"{worst_dd} of {limit_pct}%"),
+            fitted(
+                width,
+                f"{worst_dd} (scale {dd_scale}), {where}",
+                f"{worst_dd} ({dd_scale}), {where}",
+                f"{worst_dd}, {where}",
+                worst_dd,
+            ),
             style="dim",
         ),
         *(
-            Text(labels[i].replace("eq", "dd")).append(line, style="red")
+            dd_line(labels[i].replace("eq", "dd"), line, i == limit_row)
             for i, line in enumerate(dd)
         ),
         time_axis(marks[0].t, marks[-1].t, plot, LABEL),
     ]
+
+
+def dd_line(label: str, bars: str, limit: bool) -> Text:
+    """One line of the drawdown rows; the one the limit falls in carries its line."""
+    line = Text(label)
+    if not limit:
+        return line.append(bars, style="red")
+    for cell in bars:
+        line.append(LIMIT if cell == " " else cell, style="dim red" if cell == " " else "red")
+    return line
 
 
 class EquityChart(Widget):

@@ -20,7 +20,7 @@ from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.render import write_report
 from arena_tui.report.rundata import Collector
 from arena_tui.report.verdict import Judging, check_epoch
-from arena_tui.run.build import build_backtest
+from arena_tui.run.build import build_backtest, check_order
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.parts import BacktestResult
 from arena_tui.run.twins import TWINS
@@ -162,6 +162,7 @@ def backtest_command(
         return
     if not logs:
         raise typer.BadParameter("give at least one LOG after STRATEGY", param_hint="LOG")
+    check_order(strategy, logs)  # before the days of a directory are chosen
     paths = [str(p) for p in expand_logs(logs, day_from, day_to, coins)]
     check_epoch(epoch)  # a bad --epoch fails now, not after the run
     watch = screens(ctx).backtest if tui else None

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from arena_tui.logs.catalog import expand_logs
+from arena_tui.logs.logerror import LogError
 from arena_tui.logs.thinlog import market_logs
 from arena_tui.report.eligibility import eligible_text, ineligible_reasons
 from arena_tui.report.html import write_html
@@ -214,6 +215,13 @@ def replay_command(
 
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """
+    strategy = next((p for p in logs if p.name.endswith(".py")), None)
+    if strategy is not None:
+        raise LogError(
+            strategy,
+            None,
+            f"a Python file (a strategy?), not a log: arena backtest {strategy} LOG...",
+        )
     logs = expand_logs(logs, day_from, day_to, coins)
     paths = [str(p) for p in logs]
     check_epoch(epoch)  # a bad --epoch fails now, not after the replay

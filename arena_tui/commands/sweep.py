@@ -24,6 +24,7 @@ import typer
 
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.layout import terminal_width
+from arena_tui.run.build import check_order
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.config import Config, load, new_config, with_days
 from arena_tui.sweep.directory import (
@@ -310,6 +311,7 @@ def sweep_command(
             "give a strategy file and days: arena sweep STRATEGY DAYS... --param "
             "NAME=SPEC (or --resume DIR, or show DIR)"
         )
+    check_order(Path(strategy), days or [], "arena sweep STRATEGY DAYS... --param NAME=SPEC")
     if day_from or day_to or coins:  # the day files of the directories' range
         days = expand_logs(days or [], day_from, day_to, coins)
     cfg, day_paths = new_config(

@@ -1,11 +1,16 @@
 """The one place a run is built from options: ``arena backtest``, ``arena paper`` and
 arena-tui all make their entrants, run directory and :class:`Backtest` here, so the three
-cannot drift apart.
+cannot drift apart. A strategy file that is not there is said with the names it might be
+(``--vs baseline``: ``baselines``; a close file name; a baseline's file), and a STRATEGY
+and LOG given the wrong way round are said as that (:func:`check_order`), not as the bad
+header the log reader would find.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -13,6 +18,7 @@ from arena_tui.logs.daycache import cache_enabled
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.fields import StrategyError
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.loader import (
     BASELINES,
@@ -69,6 +75,8 @@ def entrants_for(
     entrants = []
     for i, text in enumerate(specs):
         path, name = parse_entry(text)
+        if not path.is_file():
+            raise missing_strategy(path, vs=i > 0)
         resolved = path.resolve()
         loaded = None
         values: dict[str, ParamValue] = {}
@@ -90,6 +98,74 @@ def entrants_for(
         s = loaded if loaded is not None else load_strategy(path, name)
         entrants.append(Entrant(name, s, resolved, params=params_doc(type(s), values)))
     return entrants
+
+
+def missing_strategy(path: Path, *, vs: bool = False) -> StrategyError:
+    """``PATH: no such strategy file``, with what it may have meant: ``--vs baselines``
+    (for a ``--vs`` word close to it), a file of a close name beside where it was looked
+    for, or a baseline's file of a close name (``maker`` -> strategies/maker.py)."""
+    hints: list[str] = []
+    text = str(path)
+    if vs and difflib.get_close_matches(text, ["baselines"], n=1, cutoff=0.7):
+        hints.append("--vs baselines (all four)")
+    folder = path.parent
+    if folder.is_dir():
+        names = sorted(p.name for p in folder.glob("*.py") if p.is_file())
+        want = path.name if path.suffix == ".py" else f"{path.name}.py"
+        hints += [str(folder / n) for n in difflib.get_close_matches(want, names, 1, 0.7)]
+    stem = path.name.removesuffix(".py")
+    for b in difflib.get_close_matches(stem, BASELINES, n=1, cutoff=0.7):
+        shown = _shorter(baseline_path(b))
+        if shown not in hints and str(baseline_path(b)) not in hints:
+            hints.append(shown + (" (or --vs baselines for all four)" if vs and not hints else ""))
+    said = f" (did you mean {' or '.join(hints)}?)" if hints else ""
+    return StrategyError(f"{path}: no such strategy file{said}")
+
+
+def _shorter(path: Path) -> str:
+    """``path`` relative to the working directory when that is below it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+LOG_MARKS = (b'{"arena_log"', b'{"arena_run"')  # how line 1 of a log begins
+
+
+def looks_like_log(path: Path) -> bool:
+    """A directory (of day logs), a file named as a log is (``.jsonl``, ``.gz``, ``.lz4``),
+    or one whose first bytes are a log's header; never a ``.py`` file."""
+    name = path.name
+    if name.endswith(".py"):
+        return False
+    if path.is_dir() or ".jsonl" in name or name.endswith((".gz", ".lz4")):
+        return True
+    try:
+        with path.open("rb") as f:
+            return f.read(len(LOG_MARKS[0])) in LOG_MARKS
+    except OSError:
+        return False
+
+
+def check_order(
+    strategy: Path,
+    logs: Sequence[str | os.PathLike[str]],
+    usage: str = "arena backtest STRATEGY LOG...",
+) -> None:
+    """Refuse a STRATEGY and LOG given the wrong way round (``arena backtest day.jsonl.gz
+    my.py``): a log as the strategy, or a Python file among the logs, in one line saying
+    so (``usage``: the command's form), instead of the bad header or the missing strategy
+    the run would stop at."""
+    py = next((str(p) for p in logs if str(p).endswith(".py")), None)
+    if looks_like_log(strategy):
+        kind = "a directory of logs" if strategy.is_dir() else "a log"
+        what = f"{strategy} is {kind}, not a strategy file"
+    elif py is not None:
+        what = f"{py} is a Python file, not a log"
+    else:
+        return
+    raise BacktestError(f"{what}: did you swap STRATEGY and LOG? ({usage})")
 
 
 def default_out(strategy: Path, kind: str = "") -> Path:
@@ -127,6 +203,7 @@ def build_backtest(
     (``arena backtest``'s default: the sources' hashes and the own inputs). ``params``:
     the strategy's ``--param NAME=VALUE`` texts. ``cache``: read and write the day cache
     (``logs.daycache``; it is also off when ``$ARENA_CACHE`` says so)."""
+    check_order(strategy, paths)
     for path in paths:
         if is_thin(path):
             read_header(path)  # refused: a thin run log holds no market data to trade on

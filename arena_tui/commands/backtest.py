@@ -61,7 +61,8 @@ def backtest_command(
             "--param",
             help="Set one of STRATEGY's parameters, NAME=VALUE (repeat for more), e.g. "
             "--param window_ms=120000. Its entry is then named after the values "
-            "(momentum-wind120000). An unknown NAME lists the ones it declares.",
+            "(momentum-wind120000). An unknown NAME lists the ones it declares; a VALUE "
+            "outside the range it declares (docs/strategies.md) is refused, naming it.",
             metavar="NAME=VALUE",
         ),
     ] = None,

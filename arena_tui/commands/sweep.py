@@ -81,7 +81,8 @@ def sweep_command(
             "-p",
             metavar="NAME=SPEC",
             help="A parameter's values: a list (lookback_s=30,60,120), a range lo..hi:step "
-            "(edge_bps=5..50:5) or one value; repeat for each parameter. Wins over --file.",
+            "(edge_bps=5..50:5) or one value; repeat for each parameter. Wins over --file. "
+            "Values outside the range the strategy declares are refused.",
             show_default=False,
         ),
     ] = None,

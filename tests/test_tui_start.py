@@ -54,9 +54,17 @@ def start_of(app: object) -> StartScreen:
 
 @aio
 async def test_the_shipped_files_start_a_run_with_r_alone(tmp_path: Path) -> None:
-    """arena-tui in a fresh clone: r, nothing else, starts a run that goes."""
+    """arena-tui in a fresh clone: r, nothing else, starts a run that goes. The clone's
+    own recordings are the shipped samples, listed as such (the docs' sample first); and
+    one that cannot run as it is (the capture), were it listed first, is not picked."""
     catalog = discover(cwd=ROOT, data_recordings=tmp_path / "no-data")
-    assert catalog.recordings[0].path.name == CAPTURE.name  # listed first (by name)...
+    assert [(i.path.name, i.where) for i in catalog.recordings] == [
+        (SYNTH_NAME, "sample"),
+        (CAPTURE.name, "sample"),
+        (SAMPLE.name, "sample"),
+    ]
+    assert [i.where for i in catalog.seasons] == ["shipped", "shipped"]
+    catalog = replace(catalog, recordings=catalog.recordings[1:])  # the capture first...
     made: list[BacktestSource] = []
     app = make_app(catalog=catalog, sources=sources_in(tmp_path, made), speed=None, paused=True)
     async with app.run_test(size=(80, 24)) as pilot:

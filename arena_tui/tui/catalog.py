@@ -14,6 +14,9 @@ command line come first; then what is the builder's own, then what arena ships:
   ``--vs baselines`` runs them) and the other shipped strategies;
 - seasons: ``./seasons``, then the shipped season files.
 
+Started in arena's own tree, its ``./recordings``, ``./strategies`` and ``./seasons`` are
+what it ships, and are listed (and ordered) as such.
+
 A strategy file is listed only when it defines a Strategy subclass, directly or through
 another strategy class (``class Reversion(Momentum)``, ``Momentum`` imported from a file
 that defines it from ``Strategy``): read as Python source, never imported (importing runs
@@ -317,16 +320,18 @@ def discover(
     recs += [Item(p, "data dir") for p in _files(data, LOG_SUFFIXES) if _is_log(p)]
     # arena fetch's days, beside the recordings in the data directory (record.fetch)
     recs += [Item(p, "fetched") for p in _files(data.parent / "history", LOG_SUFFIXES)]
-    recs += [Item(p, "./recordings") for p in _files(here / "recordings", LOG_SUFFIXES)]
+    if not _same_dir(here / "recordings", ours / "recordings"):  # (else: as the samples)
+        recs += [Item(p, "./recordings") for p in _files(here / "recordings", LOG_SUFFIXES)]
     recs += [Item(p, "here") for p in _files(here, LOG_SUFFIXES) if starts_as_log(p)]
     recs += samples(ours / "recordings")
     strats = [Item(p, "given") for p in strategies]
     strats += _own_strategies(here, "here")
-    if not _same_dir(here / "strategies", ours / "strategies"):  # (in arena's own tree)
+    if not _same_dir(here / "strategies", ours / "strategies"):  # (else: the baselines)
         strats += _own_strategies(here / "strategies", "./strategies")
     strats += shipped_strategies(ours / "strategies")
     seas = [Item(p, "given") for p in seasons]
-    seas += [Item(p, "./seasons") for p in _files(here / "seasons", [".toml", ".json"])]
+    if not _same_dir(here / "seasons", ours / "seasons"):
+        seas += [Item(p, "./seasons") for p in _files(here / "seasons", [".toml", ".json"])]
     seas += [Item(p, "shipped") for p in _files(ours / "seasons", [".toml", ".json"])]
     return Catalog(_unique(recs), _unique(strats), _unique(seas))
 

@@ -323,7 +323,10 @@ class StartScreen(Screen[None]):
         if not chosen and recs.highlighted is not None:
             chosen = [recs.highlighted]
         if not chosen:
-            self._error(no_recordings())
+            if c.recordings:
+                self._error("pick a recording first (space in the Recordings list)")
+            else:
+                self._error(no_recordings())  # where they come from
             return None
         strategy = self._strategy()
         if strategy is None:

@@ -25,6 +25,7 @@ from arena_tui.tui.catalog import discover
 from arena_tui.tui.playback import parse_speed
 from arena_tui.util.errors import fail, run_cli
 from arena_tui.util.options import ForceOpt, HookTimeoutOpt, SeasonOpt
+from arena_tui.util.text import printable
 
 if TYPE_CHECKING:
     from arena_tui.run.paper import PaperSpec
@@ -236,27 +237,30 @@ def said(source: BacktestSource, err: TextIO | None = None) -> None:
     """What a run of the session left, on stderr once the screen is gone: its report (waited
     for while it is still being written: a run that reached its end always gets one), or
     its run log alone (a run stopped before its end)."""
-    out = err or sys.stderr
+    stream = err or sys.stderr
+
+    def say(line: str) -> None:  # (file names are the user's, but a terminal is at stake)
+        stream.write(printable(f"arena-tui: {line}") + "\n")
+        stream.flush()
+
     outcome = source.outcome
     if outcome is None or outcome.run_log is None:
         return
     reporter = source.reporter
     if reporter is None:
-        out.write(f"arena-tui: run log {outcome.run_log} (arena replay gives its ranking)\n")
+        say(f"run log {outcome.run_log} (arena replay gives its ranking)")
         return
     if not reporter.done.is_set():
         from arena_tui.tui.judge import judging_line
 
-        out.write(f"arena-tui: {judging_line(reporter.how)} ({source.title})\n")
-        out.flush()
+        say(f"{judging_line(reporter.how)} ({source.title})")
         reporter.done.wait()
     reported = reporter.outcome
     if reported is None or reported.error is not None:
         why = "its report failed" if reported is None else reported.error
-        out.write(f"arena-tui: run log {outcome.run_log}; no report: {why}\n")
+        say(f"run log {outcome.run_log}; no report: {why}")
         return
-    where = reported.page or reported.out
-    out.write(f"arena-tui: report {where} (arena runs list shows the run)\n")
+    say(f"report {reported.page or reported.out} (arena runs list shows the run)")
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,8 +13,9 @@ from arena_tui.util.human import plural, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
 from arena_tui.util.outputs import writing
-from arena_tui.verify.remote import Remote
-from arena_tui.verify.verifier import Outcome, Round, Verifier
+
+if TYPE_CHECKING:
+    from arena_tui.verify.verifier import Outcome, Round, Verifier
 
 
 def paper_text(paper: bool | None) -> str:
@@ -107,6 +108,9 @@ def verify_command(
     runs/host/season.jsonl[/], then [cyan]arena verify
     http://127.0.0.1:8000 --follow[/]
     """
+    from arena_tui.verify.remote import Remote  # httpx: for this command only
+    from arena_tui.verify.verifier import Verifier
+
     remote = Remote(url)
     with tempfile.TemporaryDirectory(prefix="arena-verify-") as tmp:
         workdir = Path(tmp)

@@ -15,12 +15,13 @@ import json
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.util.errors import ArenaError
 from engine import Market
+
+if TYPE_CHECKING:
+    import httpx
 
 INFO_URL = "https://api.hyperliquid.xyz/info"
 WS_URL = "wss://api.hyperliquid.xyz/ws"
@@ -104,6 +105,8 @@ def load_meta_file(path: str | Path) -> list[Market]:
 
 def fetch_meta(info_url: str = INFO_URL, timeout_s: float = 10.0) -> list[Market]:
     """``meta`` from Hyperliquid's info endpoint (``MetaUnavailable`` if worth retrying)."""
+    import httpx  # here: every command imports this module, few fetch meta (0.2 s saved)
+
     try:
         resp = httpx.post(info_url, json={"type": "meta"}, timeout=timeout_s)
     except httpx.HTTPError as exc:
@@ -113,6 +116,8 @@ def fetch_meta(info_url: str = INFO_URL, timeout_s: float = 10.0) -> list[Market
 
 async def fetch_meta_async(info_url: str = INFO_URL, timeout_s: float = 10.0) -> list[Market]:
     """``fetch_meta`` for an event loop (a signal can stop the wait)."""
+    import httpx
+
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             resp = await client.post(info_url, json={"type": "meta"})
@@ -121,7 +126,7 @@ async def fetch_meta_async(info_url: str = INFO_URL, timeout_s: float = 10.0) ->
     return _answer(info_url, resp)
 
 
-def _unreachable(info_url: str, exc: httpx.HTTPError) -> MetaUnavailable:
+def _unreachable(info_url: str, exc: Exception) -> MetaUnavailable:
     return MetaUnavailable(f"{info_url}: cannot fetch meta: {exc or type(exc).__name__}")
 
 

@@ -23,7 +23,6 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from arena_tui.report import stats
-from arena_tui.report.pbo import choose_groups, pbo_cscv
 from arena_tui.sweep import SweepError
 
 T = TypeVar("T")
@@ -142,6 +141,8 @@ def luck_doc(
         "chosen_beats_zero": 0 in better,
         "answer": "edge" if spa.p_consistent * 100 < stats.ALPHA * 100 else "luck",
     }
+    from arena_tui.report.pbo import choose_groups, pbo_cscv  # numpy: only when judging
+
     groups = choose_groups(len(common))
     if len(names) >= 2 and groups is not None:
         result = pbo_cscv([[m[b] for m in matrix] for b in range(len(common))], groups)

@@ -28,7 +28,8 @@ from arena_tui.report.chartsvg import svg_chart
 from arena_tui.report.htmldata import drawdown_scale, equity_scales
 from arena_tui.report.rundata import EntryMark
 from arena_tui.run.stats import MarkRow
-from arena_tui.sweep.plot import CHAR_W, bins, groups, number, svg
+from arena_tui.sweep.plot import bins, groups, number
+from arena_tui.sweep.plotsvg import CHAR_W, svg
 from arena_tui.tui.widgets.chart import LIMIT, chart_lines
 
 T0 = 1_767_225_600_000  # 2026-01-01 00:00 UTC

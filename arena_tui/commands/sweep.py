@@ -40,7 +40,7 @@ from arena_tui.sweep.directory import (
 from arena_tui.sweep.driver import Missing, Runner, kill_point, run_sweep
 from arena_tui.sweep.execute import executor
 from arena_tui.sweep.output import render
-from arena_tui.sweep.plot import svg
+from arena_tui.sweep.plotsvg import svg
 from arena_tui.sweep.progress import Line, Progress, expected_jobs
 from arena_tui.sweep.result import sweep_doc
 from arena_tui.sweep.space import make_search

@@ -72,6 +72,7 @@ class Task:
     signal: float | None
     strategies: tuple[str, ...]
     twins: int
+    floor: bool = True  # also the floor's calibration (floor_one)
 
 
 def judge_one(log: str, strategy: str, seed: int, twins: int) -> dict[str, Any]:
@@ -111,6 +112,37 @@ def judge_one(log: str, strategy: str, seed: int, twins: int) -> dict[str, Any]:
     }
 
 
+FLOOR_EPOCHS = ("auto", "30m")  # the chosen blocks (15m on a 6 h day), and the issue's 30m
+
+
+def floor_one(log: str, seed: int) -> list[dict[str, Any]]:
+    """The floor's calibration: control_random against a copy of itself under another name
+    (its own coin flips), as ``arena backtest strategies/control_random.py:randy LOG --vs
+    strategies/control_random.py`` judges it: the lead has a true mean of zero, so
+    ``better`` or ``worse`` is wrong."""
+    from arena_tui.report.verdict import judged, verdict_doc
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.build import entrants_for
+    from arena_tui.season.file import resolve_season
+
+    season = resolve_season([log], None)
+    control = ROOT / "strategies" / "control_random.py"
+    bt = Backtest(season, entrants_for(Path(f"{control}:randy"), str(control)), run_log=None,
+                  seed=seed)  # fmt: skip
+    bt.guard.echo = False
+    result = bt.run([log])
+    end = result.replay.end or season.start
+    others = [(e.name, e.stats.marks) for e in result.entrants[1:]]
+    out = []
+    for epoch in FLOOR_EPOCHS:
+        v = verdict_doc(
+            judged(result), others, rules=season.rules, epoch=epoch, seed=seed,
+            span=(season.start, end),
+        )  # fmt: skip
+        out.append({"floor_epoch": epoch, "floor": v["floor"]["answer"], "seed": seed})
+    return out
+
+
 def run_task(task: Task) -> list[dict[str, Any]]:
     """Make the day, judge every strategy on it, delete the day."""
     from arena_tui.synth.generate import choose_markets, choose_model, parse_start, write_file
@@ -126,6 +158,8 @@ def run_task(task: Task) -> list[dict[str, Any]]:
         for strategy in task.strategies:
             doc = judge_one(str(log), strategy, task.seed, task.twins)
             out.append(doc | {"hours": task.hours, "signal": task.signal})
+        if task.signal is None and task.floor:
+            out += floor_one(str(log), task.seed)
         return out
 
 
@@ -228,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(f"\r{i}/{len(tasks)} days  {time.monotonic() - began:.0f} s")
     if not args.json and sys.stderr.isatty():
         sys.stderr.write("\n")
+    floors = [r for r in rows if "floor_epoch" in r]
+    rows = [r for r in rows if "floor_epoch" not in r]
     null = [r for r in rows if r["signal"] is None]
     power = [r for r in rows if r["signal"] is not None]
     by_length = summarise(power, "hours")
@@ -251,6 +287,17 @@ def main(argv: list[str] | None = None) -> int:
         },
         "calibration_all": summarise([r | {"all": "all"} for r in null], "all").get("all"),
         "money_coverage": covered,
+        "floor_calibration": {
+            epoch: {
+                "runs": len(mine),
+                "better": share(sum(r["floor"] == "better" for r in mine), len(mine)),
+                "worse": share(sum(r["floor"] == "worse" for r in mine), len(mine)),
+                "either": share(sum(r["floor"] in ("better", "worse") for r in mine), len(mine)),
+                "answers": dict(sorted(Counter(r["floor"] for r in mine).items())),
+            }
+            for epoch in FLOOR_EPOCHS
+            if (mine := [r for r in floors if r["floor_epoch"] == epoch])
+        },
         "power": {
             "signal_bps_per_hour": args.signal,
             "by_hours": by_length,
@@ -290,6 +337,13 @@ def text_report(doc: dict[str, Any]) -> str:
     lines += ["", "money interval: misses a true mean of zero (nominal 5%)"]
     for c in doc["money_coverage"]:
         lines.append(f"  {c['series']:<8} {c['blocks']:>3} blocks  {pct(c)}")
+    lines += ["", "floor: control_random against a copy of itself (called better or worse: "
+              "nominal 5%)"]  # fmt: skip
+    for epoch, f in doc["floor_calibration"].items():
+        lines.append(
+            f"  blocks {epoch:<5} either {pct(f['either'])}  better {pct(f['better'])}  "
+            f"worse {pct(f['worse'])}"
+        )
     pw = doc["power"]
     lines += ["", f"power: oracle_follower on --signal {pw['signal_bps_per_hour']:g} days"]
     for hours, s in pw["by_hours"].items():

@@ -107,3 +107,33 @@ def test_strategy_and_log_the_wrong_way_round_say_so(
     assert said in line, line
     assert "bad header" not in line
     assert not (tmp_path / "o").exists()
+
+
+def test_the_docs_paths_work_from_the_builders_own_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/strategies.md says: save my_strategy.py, then run it on
+    recordings/synth-3coins-20261201.jsonl.gz --vs baselines. In the builder's own
+    directory there is no recordings/ nor strategies/: arena reads its own copies and says
+    so, one line each, instead of "no such file"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "my_strategy.py").write_text(
+        "from arena_tui.strategy import Strategy\n\n\nclass Mine(Strategy):\n    pass\n"
+    )
+    done = arena_here(
+        "backtest", "my_strategy.py", SAMPLE, "--vs", f"{MOMENTUM}:m2", "--twins", "0", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"arena: {SAMPLE}: not in this directory; reading arena's own: {ROOT / SAMPLE}" in (
+        done.stderr.splitlines()
+    )
+    assert f"arena: {MOMENTUM}: not in this directory; running arena's own: {ROOT / MOMENTUM}" in (
+        done.stderr.splitlines()
+    )
+    assert not (tmp_path / "recordings").exists()
+    (tmp_path / "recordings").mkdir()  # the builder's own file of that name is theirs
+    (tmp_path / SAMPLE).write_bytes((ROOT / SAMPLE).read_bytes())
+    own = arena_here("backtest", "my_strategy.py", SAMPLE, "--twins", "0", "--json")
+    assert own.returncode == 0, own.stderr
+    assert "not in this directory" not in own.stderr

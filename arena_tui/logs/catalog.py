@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ import msgspec
 from arena_tui.logs.dayfiles import day_of
 from arena_tui.logs.logfile import BadLine, LogError, decode_line, iter_raw_lines
 from arena_tui.util.errors import ArenaError
+from arena_tui.util.paths import shipped
 from engine.inputs import AssetCtx, Book, Gap, Trades
 
 INDEX = ".arena-catalog.json"
@@ -288,6 +290,15 @@ def parse_day(text: str | None, what: str) -> dt.date | None:
         raise CatalogError(f"{what} {text!r}: not a day; use YYYY-MM-DD (UTC)") from None
 
 
+def _here_or_shipped(path: Path) -> Path:
+    """``path``, or arena's shipped copy of it (said on stderr) when it is not here."""
+    copy = shipped(path)
+    if copy is None:
+        return path
+    sys.stderr.write(f"arena: {path}: not in this directory; reading arena's own: {copy}\n")
+    return copy
+
+
 def expand_logs(
     paths: Sequence[Path], first: str | None, last: str | None, coins: str | None
 ) -> list[Path]:
@@ -296,6 +307,7 @@ def expand_logs(
     error: they choose days of a directory."""
     lo, hi = parse_day(first, "--from"), parse_day(last, "--to")
     wanted = [c.strip() for c in coins.split(",") if c.strip()] if coins else None
+    paths = [_here_or_shipped(p) for p in paths]
     if not any(p.is_dir() for p in paths):
         if lo or hi or wanted:
             raise CatalogError("--from, --to and --coins choose the days of a directory: give DIR")

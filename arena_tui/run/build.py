@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from arena_tui.run.parts import BacktestError, Entrant
 from arena_tui.run.rundir import new_dir, reused_dir
 from arena_tui.run.stats import exit_value
 from arena_tui.season.file import resolve_season
-from arena_tui.util.paths import data_dir
+from arena_tui.util.paths import data_dir, shipped
 
 
 def entrants_for(
@@ -75,6 +76,9 @@ def entrants_for(
     entrants = []
     for i, text in enumerate(specs):
         path, name = parse_entry(text)
+        if (copy := shipped(path)) is not None and copy.suffix == ".py":
+            sys.stderr.write(f"arena: {path}: not in this directory; running arena's own: {copy}\n")
+            path = copy
         if not path.is_file():
             raise missing_strategy(path, vs=i > 0)
         resolved = path.resolve()

@@ -20,6 +20,7 @@ import msgspec
 from arena_tui.logs import span
 from arena_tui.logs.thinlog import read_any_header
 from arena_tui.util.errors import ArenaError
+from arena_tui.util.paths import ARENA_TREE
 from engine import Header, Market, Rules, Season, backtest_season
 from engine.season import MINUTE_MS, check_markets, check_season
 
@@ -138,13 +139,14 @@ def find_season_file(season_id: str, logs: Sequence[str | Path]) -> Path | None:
     """Where a log naming season ``season_id`` may find its file.
 
     Beside the log first (a backtest writes its season there), then ``../seasons`` from
-    the log, then ``./seasons``.
+    the log, then ``./seasons``, then arena's own ``seasons/`` (the shipped samples'
+    seasons, for a copy of a sample in the builder's own directory).
     """
     dirs: list[Path] = []
     for log in logs:
         parent = Path(log).resolve().parent
         dirs += [parent, parent.parent / "seasons"]
-    dirs.append(Path("seasons"))
+    dirs += [Path("seasons"), ARENA_TREE / "seasons"]
     for d in dirs:
         for ext in (".toml", ".json"):
             candidate = d / f"{season_id}{ext}"
@@ -197,7 +199,7 @@ def resolve_season(paths: Sequence[str], season_path: str | Path | None) -> Seas
             if found is None:
                 raise SeasonError(
                     f"the log was written for season {named[0]!r}; its season "
-                    "file was not found in ./seasons or beside the log: "
+                    "file was not found beside the log, in ./seasons or in arena's own: "
                     "pass --season FILE"
                 )
             season = load_season(found)

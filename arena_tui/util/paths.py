@@ -14,6 +14,18 @@ import platformdirs
 
 APP = "arena"
 DATA_DIR_ENV = "ARENA_DATA_DIR"
+# arena's own tree (its baselines, samples and seasons), wherever the command is run from
+ARENA_TREE = Path(__file__).resolve().parents[2]
+
+
+def shipped(path: Path) -> Path | None:
+    """``path`` (relative, not found from here) as a file of arena's own tree, when it is
+    one: so ``recordings/synth-3coins-20261201.jsonl.gz`` or ``seasons/season0.toml`` from
+    the docs work in the builder's own directory too. None otherwise."""
+    if path.is_absolute() or path.exists():
+        return None
+    candidate = ARENA_TREE / path
+    return candidate if candidate.is_file() else None
 
 
 def data_dir() -> Path:

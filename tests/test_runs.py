@@ -180,9 +180,12 @@ def test_a_run_with_no_trades_reads_no_trades_to_judge(runs: Path) -> None:
     assert shown.endswith("\n\nverdict no trades to judge\n")
 
 
-def test_what_a_run_says_is_printed_without_control_characters(runs: Path) -> None:
+def test_what_a_run_says_is_printed_without_control_characters(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A report.json edited by hand (or written by someone else) cannot drive the terminal:
     escape sequences and other control characters in its texts are not printed."""
+    monkeypatch.setenv("COLUMNS", "1000")  # one line a run, whatever the terminal (xdist's)
     report = json.loads((runs / "maker" / "report.json").read_text())
     bad = "\x1b[2J\x1b]0;pwned\x07\u202e\r"
     report["entries"][0]["strategy"] = f"maker{bad}.py"

@@ -167,7 +167,7 @@ def batch_size(n: int) -> int:
     small enough to leave at least 4 batches (1 below 8 blocks: plain t)."""
     if n < 8:
         return 1
-    root = int(round(math.pow(n, 1 / 3)))
+    root = round(math.pow(n, 1 / 3))
     return max(1, min(max(3, root), n // 4))
 
 

@@ -7,10 +7,12 @@ import contextlib
 import functools
 import io
 import json
+import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -83,16 +85,47 @@ def _arena_command() -> Any:
     return get_command(app)  # built once: typer takes ~0.1 s to build it
 
 
-def arena_here(*args: str) -> subprocess.CompletedProcess[str]:
+_HERE = threading.Lock()  # the working directory and os.environ are the whole process's
+
+
+@contextmanager
+def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
+    """os.environ exactly ``env`` for the block (as ``subprocess.run(env=...)`` gives a
+    child), then exactly what it was; ``None``: untouched."""
+    if env is None:
+        yield
+        return
+    before = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+def arena_here(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``arena ARGS`` in this process, through the same ``run_cli`` as the console script
     (a known error is one line and exit 1; anything else raises): a millisecond instead of
-    a second, for tests that run many commands. Its environment is this process's."""
+    a second, for tests that run many commands. Its environment is this process's.
+
+    ``cwd`` and ``env`` are ``arena``'s: the directory it runs in and its whole environment
+    (``None``: this process's), changed for the call and put back after it."""
     from arena_tui.util.errors import run_cli
 
     command = _arena_command()
     out, err = io.StringIO(), io.StringIO()
     code: int | str | None = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        _HERE,
+        contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext(),
+        _environment(env),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         try:
             run_cli(
                 lambda: command.main(list(args), prog_name="arena", standalone_mode=False), "arena"

@@ -194,3 +194,31 @@ def test_activity_rows_carry_no_control_character() -> None:
         assert not any(c in describe(h)[2] for c in "\x1b\x07\x00\t")
     assert row(noted)[4].endswith(f"“[31mred {FORMULA}”")
     assert row(said)[4] == "[31m[2Jcleared    tabbed"
+
+
+def test_what_a_host_serves_reaches_the_spectator_without_control_characters() -> None:
+    """arena-tui's spectator shows what a host sends: a host that is not ours (or not
+    honest) could name an entry with escape sequences; every string of its answers, the
+    error codes too, is printable before anything shows it."""
+    import httpx
+
+    from arena_tui.tui.hostapi import HostClient, Refused
+
+    hostile = "bob\x1b[2J\x1b]0;pwned\x07\u202e"
+    row = {
+        "day": 0, "t": 1, "entry": hostile, "rank": 1, "equity": 1, "return": 0, "mdd": 0,
+        "score": 0, "eligible": True, "fill_days": 1, "active_share": 0,
+    }  # fmt: skip
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/scores":
+            return httpx.Response(200, json={"season": f"s{hostile}", "final": False,
+                                             "rows": [row]})  # fmt: skip
+        return httpx.Response(404, json={"error": f"nope{hostile}"})
+
+    client = HostClient("http://host.test", transport=httpx.MockTransport(answer))
+    scores = client.scores()
+    assert scores.rows[0].entry == "bob[2J]0;pwned" and scores.season == "sbob[2J]0;pwned"
+    with pytest.raises(Refused) as refused:
+        client.book("BTC")
+    assert refused.value.code == "nopebob[2J]0;pwned"

@@ -22,6 +22,8 @@ import httpx
 import msgspec
 from msgspec import Struct
 
+from arena_tui.util.text import printable_doc
+
 DAY_MS = 86_400_000
 TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 
@@ -195,11 +197,13 @@ class HostClient:
         if r.status_code >= 500:
             raise HostDown(f"GET {path} answered {r.status_code}")
         try:
+            # what a host sends is shown on this terminal: no string of it may drive it
+            doc = printable_doc(msgspec.json.decode(r.content))
             if r.status_code >= 400:
-                err = msgspec.json.decode(r.content, type=_ErrorDoc)
+                err = msgspec.convert(doc, type=_ErrorDoc)
                 retry = r.headers.get("retry-after", "")
                 raise Refused(r.status_code, err.error, float(retry) if retry.isdigit() else None)
-            return msgspec.json.decode(r.content, type=kind)
+            return msgspec.convert(doc, type=kind)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             why = f"{r.status_code}, not the arena API's JSON"
             raise HostDown(f"GET {path} answered {why} (is it an arena host?): {exc}") from None

@@ -69,3 +69,15 @@ class CsvWriter:
 
     def writerow(self, cells: Iterable[object]) -> None:
         self._w.writerow(csv_row(cells))
+
+
+def printable_doc(doc: object) -> object:
+    """``doc`` (decoded JSON) with every string in it, keys too, ``printable``: for what a
+    remote server sent before any of it is shown (arena-tui's spectator)."""
+    if isinstance(doc, str):
+        return printable(doc)
+    if isinstance(doc, list):
+        return [printable_doc(x) for x in doc]
+    if isinstance(doc, dict):
+        return {printable(str(k)): printable_doc(v) for k, v in doc.items()}
+    return doc

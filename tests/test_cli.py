@@ -1,4 +1,6 @@
-"""The ``arena`` command as a user runs it: real subprocesses, real files."""
+"""The ``arena`` command as a user runs it: real files; ``arena --help`` and the missing
+files' one-line errors in real subprocesses (the exit code and no traceback at the process
+level), the rest in this process through the same entry point (``arena_here``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typer.main import get_command
 
 from arena_tui.cli import app
 from arena_tui.tui.cli import cli
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
 SAMPLE_SEASON = ROOT / "seasons" / "sample-btc-20250126.toml"
@@ -23,7 +25,7 @@ def test_help_teaches() -> None:
     done = arena("--help")
     assert done.returncode == 0
     assert "replay" in done.stdout and "season" in done.stdout
-    done = arena("replay", "--help")
+    done = arena_here("replay", "--help", cwd=ROOT)
     assert done.returncode == 0
     for word in ("--season", "--json", "--fills", "--scores", "Example"):
         assert word in done.stdout
@@ -52,7 +54,7 @@ def test_every_help_text_fits_80_columns_unwrapped() -> None:
 
 
 def test_replay_table_for_people() -> None:
-    done = arena("replay", str(SAMPLE))
+    done = arena_here("replay", str(SAMPLE), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "sample-btc-20250126" in out and "(final)" in out
@@ -66,7 +68,7 @@ def test_replay_table_for_people() -> None:
 
 def test_fills_file_hash_is_fills_sha256(tmp_path: Path) -> None:
     fills = tmp_path / "fills.jsonl"
-    done = arena("replay", str(SAMPLE), "--json", "--fills", str(fills))
+    done = arena_here("replay", str(SAMPLE), "--json", "--fills", str(fills), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["fills_sha256"] == hashlib.sha256(fills.read_bytes()).hexdigest()
@@ -98,7 +100,7 @@ def test_bad_json_line_names_file_and_line(tmp_path: Path) -> None:
     lines[9] = b'{"t":1737918843893,"hl":{"channel":"l2Book",\n'
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b"".join(lines))
-    msg = one_error_line(arena("replay", str(bad), "--season", str(SAMPLE_SEASON)))
+    msg = one_error_line(arena_here("replay", str(bad), "--season", str(SAMPLE_SEASON), cwd=ROOT))
     assert f"{bad}:10:" in msg and "not valid JSON" in msg
 
 
@@ -109,8 +111,9 @@ def test_changed_season_is_refused_naming_both_hashes(tmp_path: Path) -> None:
         text.replace("\nmin_fill_days = 1\n", "\nmin_fill_days = 1\ntaker_fee_dbps = 50\n")
     )
     header = json.loads(SAMPLE.read_bytes().split(b"\n", 1)[0])
-    msg = one_error_line(arena("replay", str(SAMPLE), "--season", str(changed)))
-    shown = json.loads(arena("season", "show", str(changed), "--json").stdout)["rules_sha256"]
+    msg = one_error_line(arena_here("replay", str(SAMPLE), "--season", str(changed), cwd=ROOT))
+    show = arena_here("season", "show", str(changed), "--json", cwd=ROOT)
+    shown = json.loads(show.stdout)["rules_sha256"]
     assert header["rules_sha256"] in msg and shown in msg
     assert shown != header["rules_sha256"]
 
@@ -128,7 +131,7 @@ def test_recording_without_season_uses_backtest_defaults(tmp_path: Path) -> None
     rows += [{"t": t0 + 30_000 + 20_000 * i, "arena": {"type": "tick"}} for i in range(9)]
     log = tmp_path / "day.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    done = arena("replay", str(log), "--json")
+    done = arena_here("replay", str(log), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     # start = 00:01 (first boundary at/after 00:00:30), end = 00:03 (last at/before 00:03:10).
@@ -150,9 +153,11 @@ def test_missing_files_are_one_line(args: list[str], needle: str) -> None:
 
 
 def test_season_show_prints_rules_and_hash() -> None:
-    done = arena("season", "show", "seasons/season0.toml")
+    done = arena_here("season", "show", "seasons/season0.toml", cwd=ROOT)
     assert done.returncode == 0
-    doc = json.loads(arena("season", "show", "seasons/season0.toml", "--json").stdout)
+    doc = json.loads(
+        arena_here("season", "show", "seasons/season0.toml", "--json", cwd=ROOT).stdout
+    )
     assert doc["rules_sha256"] in done.stdout
     assert "position_cap_pct" in done.stdout and "HYPE" in done.stdout
     assert [(m["coin"], m["asset"], m["szDecimals"]) for m in doc["markets"]] == [
@@ -173,7 +178,7 @@ def test_replay_of_a_log_spanning_no_whole_minute_only_checks_it(tmp_path: Path)
     header.pop("rules_sha256")
     body = [x for x in lines[1:] if b'"arena"' not in x]  # market data only, 19:14:03-19:14:29
     log.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(body))
-    done = arena("replay", str(log), "--json")
+    done = arena_here("replay", str(log), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     want_log = hashlib.sha256(log.read_bytes()).hexdigest()
@@ -187,6 +192,6 @@ def test_replay_of_a_log_spanning_no_whole_minute_only_checks_it(tmp_path: Path)
     assert "no whole minute" in done.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(log.read_bytes() + b'{"t":1.5}\n')
-    done = arena("replay", str(bad))
+    done = arena_here("replay", str(bad), cwd=ROOT)
     n = len(bad.read_bytes().splitlines())
     assert f"{bad}:{n}: " in one_error_line(done)

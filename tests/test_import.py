@@ -23,7 +23,7 @@ import lz4.frame
 import pytest
 
 from arena_tui.logs.importers import import_files
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 DATA = ROOT / "tests" / "data"  # copies of shared/data/hyperliquid's samples (see its README)
 ARCHIVE = DATA / "hl_archive_l2Book_BTC_20240101_12_first20.lz4"
@@ -73,8 +73,9 @@ def body_of(lines: list[bytes]) -> list[tuple[int, bytes]]:
     return out
 
 
-def check_json(*logs: Path) -> dict[str, Any]:
-    done = arena("logs", "check", *map(str, logs), "--json")
+def check_json(*logs: Path, real_process: bool = False) -> dict[str, Any]:
+    args = ("logs", "check", *map(str, logs), "--json")
+    done = arena(*args) if real_process else arena_here(*args, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     doc: dict[str, Any] = json.loads(done.stdout)
     return doc
@@ -105,7 +106,7 @@ def test_archive_sample_becomes_a_log_byte_for_byte(tmp_path: Path) -> None:
     assert f"wrote {out}: 20 books, 0 trades messages (0 prints)" in done.stderr
     assert "2024-01-01 12:00:01.138 -> 2024-01-01 12:00:13.872 UTC" in done.stderr
 
-    report = check_json(out)
+    report = check_json(out, real_process=True)
     assert report["channels"] == {"l2Book": 20} and report["bad_lines"] == 0
     assert report["coins"]["BTC"]["books"] == 20
 
@@ -139,7 +140,7 @@ def test_collector_sample_becomes_a_log_byte_for_byte(tmp_path: Path) -> None:
     report = check_json(out)
     assert report["channels"] == {"l2Book": books, "trades": len(trades)}
     assert report["coins"]["BTC"]["prints"] == prints
-    done = arena("replay", str(out), "--season", "seasons/sample-btc-20250126.toml")
+    done = arena_here("replay", str(out), "--season", "seasons/sample-btc-20250126.toml", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert f"{books + len(trades)} inputs, 0 fills" in done.stdout
 
@@ -155,13 +156,12 @@ def test_two_files_merge_by_receive_time_and_replay_with_backtest_defaults(
     # (t ms * 1e6 loses the sub-ms part; the order is what matters here)
     later.write_bytes(gzip.compress(text))
     out = tmp_path / "two.jsonl"
-    done = arena(
-        "import", "hftbacktest", str(later), str(COLLECTOR), "--meta", str(META), "--out", str(out)
-    )
+    args = ("import", "hftbacktest", str(later), str(COLLECTOR), "--meta", str(META))
+    done = arena_here(*args, "--out", str(out), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     got = body_of(log_lines(out))
     assert got == expected_collector() + expected_collector(shift)  # t order, not file order
-    done = arena("replay", str(out), "--json")
+    done = arena_here("replay", str(out), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["season"] == "backtest" and doc["end"] == 1_737_918_960_000  # 19:16:00
@@ -176,16 +176,20 @@ def test_two_files_merge_by_receive_time_and_replay_with_backtest_defaults(
 @pytest.mark.parametrize("name", ["btc.jsonl.lz4", "btc.jsonl.gz"])
 def test_a_damaged_compressed_import_is_an_error_not_other_lines(tmp_path: Path, name: str) -> None:
     out = tmp_path / name
-    done = arena("import", "hftbacktest", str(COLLECTOR), "--meta", str(META), "-o", str(out))
+    done = arena_here(
+        "import", "hftbacktest", str(COLLECTOR), "--meta", str(META), "-o", str(out), cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     blob = out.read_bytes()
     for cut in (len(blob) - 1, len(blob) // 2):  # torn: the end (checksum) or half missing
         out.write_bytes(blob[:cut])
-        assert "truncated or corrupt" in one_error_line(arena("logs", "check", str(out)))
+        assert "truncated or corrupt" in one_error_line(
+            arena_here("logs", "check", str(out), cwd=ROOT)
+        )
     bad = bytearray(blob)
     bad[len(bad) * 2 // 3] ^= 0x10  # one flipped bit in the compressed data
     out.write_bytes(bytes(bad))
-    assert "truncated or corrupt" in one_error_line(arena("logs", "check", str(out)))
+    assert "truncated or corrupt" in one_error_line(arena_here("logs", "check", str(out), cwd=ROOT))
 
 
 def write_collector(path: Path, rows: list[tuple[int, str]]) -> Path:
@@ -224,7 +228,9 @@ def test_receive_time_going_back_in_a_file_is_held_not_reordered(tmp_path: Path)
         tmp_path / "a.txt", [(ns, book_msg(1)), (ns - 3_000_000, book_msg(2)), (ns, book_msg(3))]
     )
     out = tmp_path / "m.jsonl.gz"
-    done = arena("import", "hftbacktest", str(src), "--meta", str(META), "-o", str(out), "--json")
+    done = arena_here(
+        "import", "hftbacktest", str(src), "--meta", str(META), "-o", str(out), "--json", cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["held"] == 1 and "raised" in done.stderr
     got = [(t, json.loads(hl)["data"]["time"]) for t, hl in body_of(log_lines(out))]
@@ -234,7 +240,7 @@ def test_receive_time_going_back_in_a_file_is_held_not_reordered(tmp_path: Path)
 def test_default_name_in_the_data_directorys_recordings(tmp_path: Path) -> None:
     env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path / "data")}
     args = ("import", "hftbacktest", str(COLLECTOR), "--meta", str(META))
-    done = arena(*args, cwd=tmp_path, env=env)
+    done = arena_here(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     want = tmp_path / "data" / "recordings" / "hftbacktest-BTC-20250126T1914Z.jsonl.lz4"
     assert want.is_file() and f"wrote {want}" in done.stderr
@@ -242,7 +248,7 @@ def test_default_name_in_the_data_directorys_recordings(tmp_path: Path) -> None:
     assert blob[:4] == b"\x04\x22\x4d\x18" and blob[4] & 0x04  # LZ4 frame, content checksum
     assert body_of(log_lines(want)) == expected_collector()
     assert not (tmp_path / "recordings").exists()  # never into the checkout's recordings/
-    again = arena(*args, cwd=tmp_path, env=env)
+    again = arena_here(*args, cwd=tmp_path, env=env)
     assert "already exists; refusing to overwrite" in one_error_line(again)
 
 
@@ -264,7 +270,7 @@ def test_bad_source_line_is_one_error_naming_file_and_line(
     src.write_text("".join(f"{ns} {msg}\n" for ns, msg in rows))
     out = tmp_path / "out.jsonl"
     msg = one_error_line(
-        arena("import", "hftbacktest", str(src), "--meta", str(META), "-o", str(out))
+        arena_here("import", "hftbacktest", str(src), "--meta", str(META), "-o", str(out), cwd=ROOT)
     )
     assert f"{src}:{line}:" in msg and needle in msg, msg
     assert list(tmp_path.iterdir()) == [src]  # nothing written, no temporary left
@@ -276,11 +282,13 @@ def test_bad_archive_time_and_unknown_coin(tmp_path: Path) -> None:
     bad.write_bytes(
         lz4.frame.compress(first + b"\n" + first.replace(b"2024-01-01T", b"Jan") + b"\n")
     )
-    msg = one_error_line(arena("import", "hl-archive", str(bad), "--meta", str(META), cwd=tmp_path))
+    msg = one_error_line(
+        arena_here("import", "hl-archive", str(bad), "--meta", str(META), cwd=tmp_path)
+    )
     assert f"{bad}:2:" in msg and '"time"' in msg
     hype = write_collector(tmp_path / "hype.txt", [(1, book_msg(1, "HYPE"))])
     msg = one_error_line(
-        arena("import", "hftbacktest", str(hype), "--meta", str(META), cwd=tmp_path)
+        arena_here("import", "hftbacktest", str(hype), "--meta", str(META), cwd=tmp_path)
     )
     assert "not in meta's universe: HYPE" in msg
 
@@ -289,12 +297,14 @@ def test_refuses_to_overwrite_and_both_meta_sources(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     out.write_bytes(b"keep me")
     msg = one_error_line(
-        arena("import", "hftbacktest", str(COLLECTOR), "--meta", str(META), "-o", str(out))
+        arena_here(
+            "import", "hftbacktest", str(COLLECTOR), "--meta", str(META), "-o", str(out), cwd=ROOT
+        )
     )
     assert f"{out}: already exists; refusing to overwrite" in msg
     assert out.read_bytes() == b"keep me"
     args = ["--meta", str(META), "--info-url", "http://127.0.0.1:9/info"]
-    msg = one_error_line(arena("import", "hftbacktest", str(COLLECTOR), *args, cwd=tmp_path))
+    msg = one_error_line(arena_here("import", "hftbacktest", str(COLLECTOR), *args, cwd=tmp_path))
     assert "not both" in msg
 
 
@@ -331,7 +341,9 @@ def test_meta_fetched_live_from_info_url(
 ) -> None:
     url, asked = meta_server
     out = tmp_path / "x.jsonl"
-    done = arena("import", "hftbacktest", str(COLLECTOR), "--info-url", url, "-o", str(out))
+    done = arena_here(
+        "import", "hftbacktest", str(COLLECTOR), "--info-url", url, "-o", str(out), cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     assert [json.loads(a) for a in asked] == [{"type": "meta"}]
     assert json.loads(log_lines(out)[0])["markets"] == [BTC]

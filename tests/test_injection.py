@@ -222,3 +222,12 @@ def test_what_a_host_serves_reaches_the_spectator_without_control_characters() -
     with pytest.raises(Refused) as refused:
         client.book("BTC")
     assert refused.value.code == "nopebob[2J]0;pwned"
+
+
+def test_a_one_line_error_quoting_what_it_was_given_prints_no_control_character() -> None:
+    """An error may quote a path, a name or what a server said: the line is printable."""
+    from tests.clirun import arena_here, one_error_line
+
+    done = arena_here("replay", "day\x1b]0;pwned\x07\x1b[2J.jsonl")
+    line = one_error_line(done)
+    assert line == "arena: error: day]0;pwned[2J.jsonl: no such file", line

@@ -13,6 +13,7 @@ from arena_tui.util.human import plural, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
 from arena_tui.util.outputs import writing
+from arena_tui.util.text import printable
 
 if TYPE_CHECKING:
     from arena_tui.verify.verifier import Outcome, Round, Verifier
@@ -152,15 +153,20 @@ def _run(verifier: Verifier, follow: bool, interval: float, as_json: bool) -> Ou
         return out
 
 
+def _lines(text: str) -> str:
+    """``text`` line by line ``printable`` (its newlines kept)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _report(out: Outcome, as_json: bool, verifier: Verifier) -> None:
     if as_json:
         typer.echo(dumps(out.to_json()))
     elif out.interrupted:
         pass
-    elif out.ok:
-        typer.echo(summary(out))
+    elif out.ok:  # the season's id and entry names are the server's: printable only
+        typer.echo(_lines(summary(out)))
     else:
-        typer.echo(difference_text(out))
+        typer.echo(_lines(difference_text(out)))
     if out.interrupted:
         typer.echo(
             f"arena: verify: stopped; {plural(out.rows_checked, 'row')} agreed as of the last "

@@ -1,6 +1,10 @@
 """Known failures become one line on stderr and an exit code, never a traceback.
 
-May import: nothing of arena_tui (every room raises :class:`ArenaError`).
+The line is ``util.text.printable``: an error may quote what a file, a log or a server
+held (a name, a field), and none of that may drive the terminal.
+
+May import: ``util.text`` only, nothing else of arena_tui (every room raises
+:class:`ArenaError`).
 """
 
 from __future__ import annotations
@@ -8,6 +12,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from typing import NoReturn
+
+from arena_tui.util.text import printable
 
 
 class ArenaError(Exception):
@@ -25,7 +31,7 @@ EXIT_ERROR = 1
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
-    sys.stderr.write(f"arena: error: {message}\n")
+    sys.stderr.write(f"arena: error: {printable(message)}\n")
     raise SystemExit(code)
 
 

@@ -231,3 +231,19 @@ def test_a_one_line_error_quoting_what_it_was_given_prints_no_control_character(
     done = arena_here("replay", "day\x1b]0;pwned\x07\x1b[2J.jsonl")
     line = one_error_line(done)
     assert line == "arena: error: day]0;pwned[2J.jsonl: no such file", line
+
+
+def test_arena_data_list_prints_file_names_without_control_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.clirun import arena_here
+
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    day = tmp_path / "days"
+    day.mkdir()
+    (day / "day\x1b[2J.jsonl").write_bytes(
+        (ROOT / "recordings/sample-btc-20250126.jsonl").read_bytes()
+    )
+    done = arena_here("data", "list", str(day))
+    assert done.returncode == 0, done.stderr
+    assert "day[2J.jsonl" in done.stdout and "\x1b" not in done.stdout

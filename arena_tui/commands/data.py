@@ -13,6 +13,7 @@ from arena_tui.record.fetch import history_dir
 from arena_tui.util.human import duration, plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
+from arena_tui.util.text import printable
 
 app = typer.Typer(help="What market data you hold: per coin and UTC day (see docs/data.md).")
 
@@ -64,14 +65,15 @@ def list_command(
             f"{'day':<10}  {'coin':<6}  {'source':<9}  {'books':>7} {'cov':>4}  "
             f"{'prints':>8} {'cov':>4}  {'ctxs':>6} {'cov':>4}  {'gaps':>4} {'missing':>12}  file"
         )
-        for r in table:
-            typer.echo(
+        for r in table:  # a coin, a source, a file name: what the logs' headers and names say
+            line = (
                 f"{r['day']:<10}  {r['coin']:<6}  {r['kind']:<9}  {r['books']:>7,} "
                 f"{r['books_coverage_pct']:>3}%  {r['prints']:>8,} {r['trades_coverage_pct']:>3}%  "
                 f"{r['ctxs']:>6,} {r['ctxs_coverage_pct']:>3}%  {r['gaps']:>4} "
                 f"{duration(r['gap_ms']) if r['gaps'] else '-':>12}  {r['file']}"
             )
+            typer.echo(printable(line))
         days = {r["day"] for r in table}
         typer.echo(f"{plural(len(days), 'day')} in {plural(len(entries), 'file')} in {where}")
     for e in errors:
-        typer.echo(f"arena: note: {e['file']}: unreadable: {e['error']}", err=True)
+        typer.echo(printable(f"arena: note: {e['file']}: unreadable: {e['error']}"), err=True)

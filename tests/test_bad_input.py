@@ -37,7 +37,7 @@ from arena_tui.tui.source import RunSpec, prepare
 from arena_tui.util.errors import run_cli
 from engine import Line
 from tests.build import T0, book, tick, trades
-from tests.clirun import ROOT, arena, one_error_line, until
+from tests.clirun import ROOT, arena, arena_here, one_error_line, until
 from tests.fakehl import FakeHL
 from tests.hostkit import season_file
 from tests.paperkit import running_season, write_taker
@@ -241,7 +241,7 @@ def test_arena_replay_and_logs_check_refuse_a_book_level_not_utf8(tmp_path: Path
 
 def test_arena_replay_refuses_bytes_not_utf8_in_a_field_it_skips(tmp_path: Path) -> None:
     path, n = bad_sample(tmp_path, b'"trades"', b'"hash":"0x', b'"hash":"0x\xc3(', "hash.jsonl")
-    done = arena("replay", str(path), "--json")
+    done = arena_here("replay", str(path), "--json", cwd=ROOT)
     assert one_error_line(done).startswith(f"arena: error: {path}:{n}: not valid UTF-8")
     assert done.stdout == ""
 
@@ -251,7 +251,7 @@ def test_arena_replay_refuses_a_flipped_byte_in_an_lz4_log(tmp_path: Path) -> No
     path = tmp_path / "flipped.jsonl.lz4"
     path.write_bytes(data)
     season = ROOT / "seasons/sample-btc-20250126.toml"
-    done = arena("replay", str(path), "--season", str(season))
+    done = arena_here("replay", str(path), "--season", str(season), cwd=ROOT)
     assert one_error_line(done).startswith(f"arena: error: {path}:{n}: ")
     assert done.returncode == 1
 
@@ -309,7 +309,7 @@ def test_arena_replay_names_an_output_it_cannot_write(tmp_path: Path, option: st
         (tmp_path / "missing" / "dir" / "out.jsonl", "No such file or directory"),
         (afile / "out.jsonl", "Not a directory"),
     ]:
-        done = arena("replay", str(SAMPLE), option, str(path))
+        done = arena_here("replay", str(SAMPLE), option, str(path), cwd=ROOT)
         assert one_error_line(done) == f"arena: error: {option} {path}: cannot write: {reason}"
         assert done.returncode == 1 and done.stdout == ""
 
@@ -317,7 +317,7 @@ def test_arena_replay_names_an_output_it_cannot_write(tmp_path: Path, option: st
 def test_arena_replay_never_writes_its_output_over_a_log_it_reads(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     shutil.copy(SAMPLE, log)
-    done = arena("replay", str(log), "--fills", str(log))
+    done = arena_here("replay", str(log), "--fills", str(log), cwd=ROOT)
     assert "is a log being replayed" in one_error_line(done)
     assert log.read_bytes() == SAMPLE.read_bytes()
 
@@ -401,12 +401,12 @@ def files_of(directory: Path) -> dict[str, bytes]:
 def test_arena_backtest_refuses_an_out_holding_a_run_unless_force(tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ["backtest", str(MOMENTUM), str(SAMPLE), "--out", str(out), "--json"]
-    first = arena(*args)
+    first = arena_here(*args, cwd=ROOT)
     assert first.returncode == 0, first.stderr
     before = files_of(out)
     assert {"run.jsonl", "ranking.json", "report.json"} <= set(before)
 
-    again = arena(*args)
+    again = arena_here(*args, cwd=ROOT)
     assert one_error_line(again) == (
         f"arena: error: --out {out} already holds a run (run.jsonl): give --force to replace "
         "it, or choose another --out"
@@ -415,15 +415,17 @@ def test_arena_backtest_refuses_an_out_holding_a_run_unless_force(tmp_path: Path
 
     (out / "old-season.json").write_text("{}")  # files an earlier run left, of a run's kinds
     (out / "alice.log").write_text("old\n")
-    forced = arena(*args, "--force")
+    forced = arena_here(*args, "--force", cwd=ROOT)
     assert forced.returncode == 0, forced.stderr
     assert json.loads(forced.stdout) == json.loads(first.stdout)
     assert set(files_of(out)) == set(before)  # the new run's files, nothing of the old
-    replayed = arena("replay", str(out / "run.jsonl"), "--json")
+    replayed = arena_here("replay", str(out / "run.jsonl"), "--json", cwd=ROOT)
     assert json.loads(replayed.stdout) == json.loads((out / "ranking.json").read_text())
 
     for command in ("backtest", "paper"):
-        help_text = " ".join(arena(command, "--help").stdout.replace("│", " ").split())
+        help_text = " ".join(
+            arena_here(command, "--help", cwd=ROOT).stdout.replace("│", " ").split()
+        )
         assert "one holding a run already is refused unless --force" in help_text
         assert "Replace the run already in --out: its files are deleted first" in help_text
 

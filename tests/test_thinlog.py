@@ -26,7 +26,7 @@ from arena_tui.run.parts import Entrant
 from arena_tui.season.file import resolve_season
 from engine import Season
 from tests import build
-from tests.clirun import ROOT, arena
+from tests.clirun import ROOT, arena, arena_here
 from tests.market import market_rows, write_log
 
 TAKER = """
@@ -92,7 +92,7 @@ def both(
 
 def replayed(log: Path, *extra: str) -> tuple[str, bytes]:
     fills = log.parent / "replay-fills.jsonl"
-    proc = arena("replay", str(log), "--json", "--fills", str(fills), *extra)
+    proc = arena_here("replay", str(log), "--json", "--fills", str(fills), *extra, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, fills.read_bytes()
 
@@ -193,24 +193,24 @@ def test_missing_changed_and_found_by_sha256_under_data(tmp_path: Path) -> None:
     assert "market.jsonl" in err and str(src / "market.jsonl") in err and "--data DIR" in err
     assert replayed(thin, "--data", str(data)) == want  # found by SHA-256, under another name
     assert arena("logs", "check", str(thin)).returncode == 1
-    assert arena("logs", "check", str(thin), "--data", str(data)).returncode == 0
+    assert arena_here("logs", "check", str(thin), "--data", str(data), cwd=ROOT).returncode == 0
     shutil.copy(moved, thin.parent / "market.jsonl")  # beside the run log
     assert replayed(thin) == want
     # changed, same size: both SHA-256 named
     body = moved.read_bytes().replace(b'"sz":"2.0"', b'"sz":"3.0"', 1)
     (thin.parent / "market.jsonl").write_bytes(body)
-    proc = arena("replay", str(thin), "--json")
+    proc = arena_here("replay", str(thin), "--json", cwd=ROOT)
     assert proc.returncode == 1 and proc.stdout == ""
     real = hashlib.sha256(moved.read_bytes()).hexdigest()
     assert hashlib.sha256(body).hexdigest() in proc.stderr and real in proc.stderr
     # changed size: both sizes named
     (thin.parent / "market.jsonl").write_bytes(body + b"\n")
-    proc = arena("replay", str(thin), "--json")
+    proc = arena_here("replay", str(thin), "--json", cwd=ROOT)
     assert proc.returncode == 1
     assert f"{len(body) + 1} bytes" in proc.stderr and f"{len(body)} bytes" in proc.stderr
     # a thin log whose end line was never written is refused, not replayed without it
     thin.write_bytes(b"\n".join(thin.read_bytes().split(b"\n")[:-2]) + b"\n")
-    proc = arena("replay", str(thin), "--data", str(data))
+    proc = arena_here("replay", str(thin), "--data", str(data), cwd=ROOT)
     assert proc.returncode == 1 and "no end line" in proc.stderr
 
 
@@ -219,12 +219,12 @@ def test_logs_check_and_replay_out_on_a_thin_log(tmp_path: Path) -> None:
     thin, full, _ = both(tmp_path, [log], {"taker": TAKER})
     checks = []
     for path in (thin, full):
-        proc = arena("logs", "check", str(path), "--json")
+        proc = arena_here("logs", "check", str(path), "--json", cwd=ROOT)
         assert proc.returncode == 0, proc.stderr
         checks.append(proc.stdout.replace(str(path), "RUN"))
     assert checks[0] == checks[1]
     for path in (thin, full):
-        proc = arena("replay", str(path), "--out", str(path.parent / "report"))
+        proc = arena_here("replay", str(path), "--out", str(path.parent / "report"), cwd=ROOT)
         assert proc.returncode == 0, proc.stderr
     for name in ("fills.jsonl", "fills.csv", "equity.csv", "ranking.json"):
         got = (thin.parent / "report" / name).read_bytes()
@@ -240,9 +240,8 @@ def test_arena_backtest_writes_thin_unless_full_log(tmp_path: Path) -> None:
     outs = {}
     for form, flag in (("thin", ()), ("full", ("--full-log",))):
         out = tmp_path / form
-        proc = arena(
-            "backtest", str(taker), str(log), "--vs", "baselines", "--out", str(out), *flag
-        )
+        args = ("backtest", str(taker), str(log), "--vs", "baselines", "--out", str(out))
+        proc = arena_here(*args, *flag, cwd=ROOT)
         assert proc.returncode == 0, proc.stderr
         outs[form] = out
     first = (outs["thin"] / "run.jsonl").read_bytes()[:14]
@@ -253,14 +252,13 @@ def test_arena_backtest_writes_thin_unless_full_log(tmp_path: Path) -> None:
     ).read_bytes()
     assert_same_run(outs["thin"] / "run.jsonl", outs["full"] / "run.jsonl")
     # a thin run log is no source of market data: one clear line, not a bad header
-    proc = arena(
-        "backtest", str(taker), str(outs["thin"] / "run.jsonl"), "--out", str(tmp_path / "x")
-    )
+    thin_log = str(outs["thin"] / "run.jsonl")
+    proc = arena_here("backtest", str(taker), thin_log, "--out", str(tmp_path / "x"), cwd=ROOT)
     assert proc.returncode == 1 and "a thin run log" in proc.stderr
     assert proc.stderr.startswith("arena: error: ") and proc.stderr.count("\n") == 1
-    help_text = arena("backtest", "--help").stdout
+    help_text = arena_here("backtest", "--help", cwd=ROOT).stdout
     assert "--full-log" in help_text
-    assert "--data" in arena("replay", "--help").stdout
+    assert "--data" in arena_here("replay", "--help", cwd=ROOT).stdout
 
 
 @pytest.mark.parametrize("name", ["sample-btc-20250126.jsonl"])

@@ -33,7 +33,7 @@ from arena_tui.synth.generate import Synth, choose_markets, header, parse_start,
 from arena_tui.synth.market import BURST, CALM, TREND
 from engine.season import Market
 from engine.units import lot_e8, parse_e8, price_on_grid
-from tests.clirun import arena
+from tests.clirun import arena, arena_here
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
@@ -84,7 +84,7 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("synth")
     (tmp / "meta.json").write_text(json.dumps(META))
     out = tmp / "day.jsonl.gz"
-    done = arena(
+    done = arena_here(
         "synth",
         "--coins",
         "BTC,ETH,SOL,kPEPE,XYZ",
@@ -97,6 +97,7 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "--out",
         str(out),
         "--json",
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     raw = lines_of(out)
@@ -124,7 +125,7 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_same_arguments_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
     outs = [tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"]
     for out in outs:
-        done = arena("synth", "--hours", "0.02", "--seed", "5", "--out", str(out))
+        done = arena_here("synth", "--hours", "0.02", "--seed", "5", "--out", str(out), cwd=ROOT)
         assert done.returncode == 0, done.stderr
     assert outs[0].read_bytes() == outs[1].read_bytes()  # gzip too: no name, no mtime
     plain = gzip.decompress(outs[0].read_bytes())
@@ -137,7 +138,7 @@ def test_an_lz4_day_is_the_same_bytes_in_a_frame_with_its_content_checksum(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "a.jsonl.lz4"
-    done = arena("synth", "--hours", "0.02", "--seed", "5", "--out", str(out))
+    done = arena_here("synth", "--hours", "0.02", "--seed", "5", "--out", str(out), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     blob = out.read_bytes()
     assert blob[:4] == b"\x04\x22\x4d\x18" and blob[4] & 0x04  # LZ4 frame, content checksum
@@ -400,7 +401,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path, args: list[str], mess
     real = [str(tmp_path / "nope.json") if a == "MISSING" else a for a in real]
     if "--out" not in real:
         real += ["--out", str(tmp_path / "x.jsonl")]
-    done = arena("synth", "--hours", "0.01", *real)
+    done = arena_here("synth", "--hours", "0.01", *real, cwd=ROOT)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arena: error: "), done.stderr
@@ -411,10 +412,10 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path, args: list[str], mess
 def test_existing_out_is_refused_unless_force(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     out.write_text("keep me\n")
-    done = arena("synth", "--hours", "0.01", "--out", str(out))
+    done = arena_here("synth", "--hours", "0.01", "--out", str(out), cwd=ROOT)
     assert done.returncode == 1 and "already exists (give --force" in done.stderr
     assert out.read_text() == "keep me\n"
-    done = arena("synth", "--hours", "0.01", "--out", str(out), "--force")
+    done = arena_here("synth", "--hours", "0.01", "--out", str(out), "--force", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == generate_file(7, 0.01)
     assert [p.name for p in tmp_path.iterdir()] == ["x.jsonl"]  # no temp file left
@@ -431,7 +432,7 @@ def test_stdout_and_default_name(tmp_path: Path) -> None:
     # By default into the data directory's recordings/ (as arena record), never into the
     # project's git-tracked recordings/; the path is said.
     env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path / "data")}
-    done2 = arena("synth", "--hours", "0.01", "--coins", "SOL,BTC", cwd=tmp_path, env=env)
+    done2 = arena_here("synth", "--hours", "0.01", "--coins", "SOL,BTC", cwd=tmp_path, env=env)
     assert done2.returncode == 0, done2.stderr
     made = tmp_path / "data/recordings/synth-SOL-BTC-20261201T0000Z-0.01h-seed7.jsonl.gz"
     assert gzip.decompress(made.read_bytes()) == generate_file(7, 0.01, THREE[:1] + THREE[2:])
@@ -443,7 +444,7 @@ def test_stdout_and_default_name(tmp_path: Path) -> None:
 
 
 def test_help_teaches() -> None:
-    done = arena("synth", "--help")
+    done = arena_here("synth", "--help", cwd=ROOT)
     assert done.returncode == 0
     for word in ("--coins", "--hours", "--seed", "--start", "--meta", "--force", "Example"):
         assert word in done.stdout

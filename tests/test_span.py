@@ -28,7 +28,7 @@ from arena_tui.run.parts import Entrant
 from arena_tui.season.file import SeasonError, input_bounds, resolve_season
 from arena_tui.strategy import Strategy
 from tests.build import MIN, T0
-from tests.clirun import arena
+from tests.clirun import arena, arena_here
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKETS = [{"coin": "BTC", "asset": 0, "szDecimals": 5}]
@@ -133,8 +133,9 @@ def test_an_old_compressed_log_without_claims_still_works(tmp_path: Path) -> Non
     assert input_bounds([str(log)]) == (times[0], times[-1])
 
 
-def replay(*args: str) -> subprocess.CompletedProcess[str]:
-    return arena("replay", *args)
+def replay(*args: str, real_process: bool = False) -> subprocess.CompletedProcess[str]:
+    """``arena replay ARGS`` in this process, or in a real one (the console entry point)."""
+    return arena("replay", *args) if real_process else arena_here("replay", *args, cwd=ROOT)
 
 
 @pytest.mark.parametrize(
@@ -150,7 +151,7 @@ def test_a_header_whose_claims_are_false_is_one_error_naming_the_file(
 ) -> None:
     times = [T0 + 13 + i * 1000 for i in range(11 * 60)]  # 11 minutes
     log = write(tmp_path / "liar.jsonl.gz", times, claims)
-    done = replay(str(log), "--json")
+    done = replay(str(log), "--json", real_process=True)
     assert done.returncode == 1 and done.stdout == ""
     err = done.stderr.strip()
     assert err.startswith(f"arena: error: {log}") and says in err and "\n" not in err
@@ -264,7 +265,8 @@ def test_arena_backtest_with_its_thin_run_log_checks_the_claim_and_replays(
         ([], f"the header's last_t says {T0 + 5 * MIN + 30_000}, but its last input has t"),
     ):
         out = tmp_path / f"b{len(extra)}"
-        done = arena("backtest", str(strategy), str(liar), "--out", str(out), "--json", *extra)
+        args = ("backtest", str(strategy), str(liar), "--out", str(out), "--json", *extra)
+        done = arena_here(*args, cwd=ROOT)
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
         errors = [x for x in done.stderr.splitlines() if x.startswith("arena: error: ")]
         assert len(errors) == 1 and f"liar{suffix}" in errors[0], done.stderr

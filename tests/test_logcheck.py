@@ -15,7 +15,7 @@ import pytest
 
 from arena_tui.logs.logcheck import SHOW_MAX, check_logs
 from tests.build import T0, book, ctx, order, tick, trades
-from tests.clirun import arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 HEADER = {
     "arena_log": 1,
@@ -65,7 +65,7 @@ STATS_ROWS: list[Any] = [
 
 def test_statistics_of_a_small_log(tmp_path: Path) -> None:
     log = write(tmp_path / "day.jsonl", STATS_ROWS, tail=b'{"t":1767225643000,"hl":{"chan')
-    done = arena("logs", "check", str(log), "--json")
+    done = arena_here("logs", "check", str(log), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads(done.stdout)
     assert doc["ok"] is True and doc["bad_lines"] == 0 and doc["file_errors"] == []
@@ -109,7 +109,7 @@ def test_statistics_of_a_small_log(tmp_path: Path) -> None:
     assert "torn" in doc["notes"][0]["note"]
     assert doc["files"][0]["torn_tail"] is True and doc["files"][0]["lines"] == 16
 
-    table = arena("logs", "check", str(log))
+    table = arena_here("logs", "check", str(log), cwd=ROOT)
     assert table.returncode == 0 and table.stderr == ""
     out = table.stdout
     assert "duplicate prints dropped: 2" in out and "stale books" in out
@@ -145,7 +145,7 @@ FLOAT_T = book(T0 + 2_000, "BTC", T0 + 2_000) | {"t": 1.767e12}
 def test_each_kind_of_bad_line_with_file_and_line(tmp_path: Path, line: Any, reason: str) -> None:
     rows = [book(T0 + 1_000, "BTC", T0 + 1_000, *LEVELS), line, tick(T0 + 3_000)]
     log = write(tmp_path / "bad.jsonl", rows)
-    done = arena("logs", "check", str(log))
+    done = arena_here("logs", "check", str(log), cwd=ROOT)
     assert done.returncode == 1
     assert f"{log}:3: {reason}" in done.stdout, done.stdout
     assert "bad lines: 1" in done.stdout and done.stdout.endswith("DAMAGED\n")
@@ -162,11 +162,11 @@ def test_keeps_going_past_bad_lines_and_across_files(tmp_path: Path) -> None:
     assert doc["shown"][0] == {"file": str(first), "line": 3, "reason": "not valid JSON"}
     assert doc["shown"][-1]["line"] == 2 + SHOW_MAX
     assert doc["inputs"] == 4 - 1  # the good lines, t-backwards line aside
-    done = arena("logs", "check", str(first), str(second), "--json")
+    done = arena_here("logs", "check", str(first), str(second), "--json", cwd=ROOT)
     assert done.returncode == 1
     out = json.loads(done.stdout)
     assert out["shown"] == doc["shown"]
-    done = arena("logs", "check", str(first), str(second))
+    done = arena_here("logs", "check", str(first), str(second), cwd=ROOT)
     assert "... and 6 more (the first 20 shown)" in done.stdout
     # t going back across files is damage too: b's first input is before a's last.
     assert doc["ok"] is False
@@ -189,9 +189,9 @@ def test_truncated_gz_and_bad_header_are_damage(tmp_path: Path) -> None:
     assert f"{cut}: cannot read" in one_error_line(done)
 
     v2 = write(tmp_path / "v2.jsonl", [tick(T0)], header={"arena_log": 2})
-    done = arena("logs", "check", str(v2), str(good))
+    done = arena_here("logs", "check", str(v2), str(good), cwd=ROOT)
     assert done.returncode == 1
     assert f"{v2}:1: unsupported log version 2" in done.stdout
     assert "bad lines: 1" in done.stdout
 
-    assert arena("logs", "check", str(good)).returncode == 0
+    assert arena_here("logs", "check", str(good), cwd=ROOT).returncode == 0

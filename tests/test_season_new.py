@@ -13,7 +13,7 @@ import pytest
 from arena_tui.season.file import SeasonError, load_season
 from arena_tui.season.new import parse_time, season_toml
 from engine import Market, Rules
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 META = ROOT / "tests" / "data" / "meta_2023.json"
 START, END = "2026-12-07T00:00:00Z", "2027-01-04T00:00:00Z"
@@ -62,9 +62,9 @@ def test_season0_coins_give_season0_rules_sha256(tmp_path: Path) -> None:
     meta = tmp_path / "meta.json"
     meta.write_text(json.dumps({"universe": universe}))
     out = tmp_path / "mine.toml"
-    done = arena(
+    done = arena_here(
         "season", "new", "season0", "--coins", "BTC,ETH,SOL,HYPE", "--meta", str(meta),
-        "--start", START, "--end", str(END_MS), "--out", str(out), "--json",
+        "--start", START, "--end", str(END_MS), "--out", str(out), "--json", cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     season0 = load_season(ROOT / "seasons" / "season0.toml")
@@ -84,9 +84,9 @@ def test_refuses_to_overwrite_unless_force(tmp_path: Path) -> None:
     out.write_text("keep")
     args = ["season", "new", "s", "--coins", "BTC", "--start", START, "--end", END]
     args += ["--meta", str(META), "--out", str(out)]
-    msg = one_error_line(arena(*args))
+    msg = one_error_line(arena_here(*args, cwd=ROOT))
     assert f"{out} already exists; pass --force" in msg and out.read_text() == "keep"
-    done = arena(*args, "--force", "--description", 'BTC "only"')
+    done = arena_here(*args, "--force", "--description", 'BTC "only"', cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert load_season(out).markets == (Market("BTC", 0, 5),)
     assert 'description = "BTC \\"only\\""' in out.read_text()
@@ -108,17 +108,17 @@ def test_bad_arguments_are_one_line_and_write_nothing(
     tmp_path: Path, start: str, end: str, coins: str, needle: str
 ) -> None:
     args = ["season", "new", "x", "--coins", coins, "--start", start, "--end", end]
-    msg = one_error_line(arena(*args, "--meta", str(META), cwd=tmp_path))
+    msg = one_error_line(arena_here(*args, "--meta", str(META), cwd=tmp_path))
     assert needle in msg, msg
     assert list(tmp_path.iterdir()) == []
 
 
 def test_bad_id_and_two_meta_sources(tmp_path: Path) -> None:
     args = ["--coins", "BTC", "--start", START, "--end", END, "--meta", str(META)]
-    msg = one_error_line(arena("season", "new", "a/b", *args, cwd=tmp_path))
+    msg = one_error_line(arena_here("season", "new", "a/b", *args, cwd=tmp_path))
     assert "season id 'a/b' must be 1-64 of [A-Za-z0-9_.-]" in msg
     both = [*args, "--info-url", "http://127.0.0.1:9"]
-    msg = one_error_line(arena("season", "new", "x", *both, cwd=tmp_path))
+    msg = one_error_line(arena_here("season", "new", "x", *both, cwd=tmp_path))
     assert "not both" in msg
     assert list(tmp_path.iterdir()) == []
 

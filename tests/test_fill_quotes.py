@@ -22,7 +22,7 @@ from arena_tui.tui.snapshot import Happening
 from arena_tui.tui.widgets.activity import describe
 from engine import events as ev
 from tests import build
-from tests.clirun import arena as cli
+from tests.clirun import ROOT, arena, arena_here
 from tests.market import market_rows, write_log
 
 E8 = 10**8
@@ -60,7 +60,8 @@ def backtest(tmp: Path, name: str, notes: dict[str, dict[str, str]], *more: str)
         write_log(log, market_rows(4))
     strategy = write_strategy(tmp / f"{name}.py", notes)
     out = tmp / f"run-{name}"
-    done = cli("backtest", str(strategy), str(log), "--out", str(out), "--json", *more)
+    args = ("backtest", str(strategy), str(log), "--out", str(out), "--json", *more)
+    done = arena_here(*args, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -153,9 +154,10 @@ def test_notes_reach_the_run_log_fills_csv_and_fills_jsonl(noted: Path) -> None:
 
 def test_quotes_are_the_fills_file_plus_quote_and_note(noted: Path, tmp_path: Path) -> None:
     fills, quotes, plain = tmp_path / "fills.jsonl", tmp_path / "quotes.jsonl", tmp_path / "p"
-    done = cli("replay", str(noted / "run.jsonl"), "--fills", str(fills), "--quotes", str(quotes))
+    run = str(noted / "run.jsonl")
+    done = arena_here("replay", run, "--fills", str(fills), "--quotes", str(quotes), cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    alone = cli("replay", str(noted / "run.jsonl"), "--fills", str(plain))
+    alone = arena_here("replay", run, "--fills", str(plain), cwd=ROOT)
     assert alone.returncode == 0, alone.stderr
     assert fills.read_bytes() == plain.read_bytes()  # the contract's file is untouched
     f_lines = fills.read_text(encoding="utf-8").splitlines()
@@ -175,7 +177,7 @@ def test_notes_change_nothing_the_engine_scores(noted: Path, tmp_path: Path) -> 
     bare = backtest(tmp_path, "both", {}, "--vs", str(CONTROL))
     replays = []
     for run in (noted, bare):
-        done = cli("replay", str(run / "run.jsonl"), "--json")
+        done = arena_here("replay", str(run / "run.jsonl"), "--json", cwd=ROOT)
         assert done.returncode == 0, done.stderr
         replays.append(json.loads(done.stdout))
     with_notes, without = replays
@@ -207,7 +209,7 @@ def test_a_bad_note_is_one_clear_error_and_never_logged(
         encoding="utf-8",
     )
     out = tmp_path / "run"
-    done = cli("backtest", str(strategy), str(log), "--out", str(out))
+    done = arena("backtest", str(strategy), str(log), "--out", str(out))
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()[-1:]
     assert line.startswith(f"arena: error: {strategy}:6: ")
@@ -222,7 +224,7 @@ def test_replay_out_rebuilds_the_report_with_the_same_fills_and_notes(
     noted: Path, tmp_path: Path
 ) -> None:
     rep = tmp_path / "rep"
-    done = cli("replay", str(noted / "run.jsonl"), "--out", str(rep), "--json")
+    done = arena_here("replay", str(noted / "run.jsonl"), "--out", str(rep), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "kind" not in json.loads(done.stdout)  # stdout stays the contract's object
     doc = json.loads((rep / "report.json").read_text(encoding="utf-8"))
@@ -262,7 +264,7 @@ def test_replay_out_of_a_hosted_log_with_agents_and_no_control(tmp_path: Path) -
     merged = sorted(rows + extra, key=lambda r: r["t"])  # stable: market first at a tie
     log = write_log(tmp_path / "hosted.jsonl", merged)
     rep = tmp_path / "rep"
-    done = cli("replay", str(log), "--out", str(rep))
+    done = arena_here("replay", str(log), "--out", str(rep), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     doc = json.loads((rep / "report.json").read_text(encoding="utf-8"))
     assert [e["entry"] for e in doc["entries"]] == ["alice", "bob"]
@@ -282,7 +284,7 @@ def test_replay_out_of_a_hosted_log_with_agents_and_no_control(tmp_path: Path) -
 
 def test_replay_out_refuses_to_overwrite_a_backtests_report(noted: Path) -> None:
     before = (noted / "report.json").read_bytes()
-    done = cli("replay", str(noted / "run.jsonl"), "--out", str(noted))
+    done = arena("replay", str(noted / "run.jsonl"), "--out", str(noted))
     assert done.returncode == 1
     assert done.stderr.startswith(f"arena: error: --out {noted}: holds the report of a run")
     assert (noted / "report.json").read_bytes() == before
@@ -292,11 +294,11 @@ def test_paper_is_said_beside_the_score_and_the_rules_hash(noted: Path) -> None:
     doc = json.loads((noted / "report.json").read_text(encoding="utf-8"))
     assert doc["paper"] is True
     rules = doc["replay"]["rules_sha256"]
-    done = cli("replay", str(noted / "run.jsonl"))
+    done = arena_here("replay", str(noted / "run.jsonl"), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     head = done.stdout.splitlines()[0]
     assert f"rules_sha256 {rules[:16]}... · paper" in head
-    as_json = cli("replay", str(noted / "run.jsonl"), "--json")
+    as_json = arena_here("replay", str(noted / "run.jsonl"), "--json", cwd=ROOT)
     assert "paper" not in json.loads(as_json.stdout)  # the contract's object: no new keys
     svg = (noted / "chart.svg").read_text(encoding="utf-8")
     assert f"rules {rules[:12]} · paper" in svg

@@ -38,7 +38,7 @@ from arena_tui.logs.daycache import (
 )
 from arena_tui.logs.logfile import LogError, LogReader
 from tests import build
-from tests.clirun import ROOT, arena, one_error_line
+from tests.clirun import ROOT, arena, arena_here, one_error_line
 
 T = build.T0
 HEADER = {
@@ -429,9 +429,16 @@ def test_line_outlives_close(cache_dir: Path, tmp_path: Path) -> None:
 # ---- arena cache ------------------------------------------------------------------------
 
 
-def cli(cache: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def cli(
+    cache: Path, *args: str, real_process: bool = False, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``arena cache ARGS`` with ``cache`` as its directory and ``env``'s settings, in this
+    process (its environment set for the call) or in a real one."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_CACHE")}
-    return arena("cache", *args, env={**full, "ARENA_CACHE_DIR": str(cache), **env})
+    whole = {**full, "ARENA_CACHE_DIR": str(cache), **env}
+    if real_process:
+        return arena("cache", *args, env=whole)
+    return arena_here("cache", *args, cwd=ROOT, env=whole)
 
 
 def test_cli_info_and_clear(tmp_path: Path) -> None:
@@ -472,7 +479,7 @@ def test_cli_info_and_clear(tmp_path: Path) -> None:
     assert [d["sources"][0]["path"] for d in json.loads(old.stdout)["removed"]] == [str(b)]
     assert len(list(cache.glob("*.day"))) == 1
     # SOURCE: one not cached is one clear error, nothing removed
-    err = one_error_line(cli(cache, "clear", str(a), str(b)))
+    err = one_error_line(cli(cache, "clear", str(a), str(b), real_process=True))
     assert err == f"arena: error: not in the day cache: {b} (arena cache info lists what is)"
     assert len(list(cache.glob("*.day"))) == 1
     gone = cli(cache, "clear", str(a))

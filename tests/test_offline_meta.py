@@ -23,7 +23,7 @@ from arena_tui.logs.dayfiles import recording_files
 from arena_tui.logs.meta import MetaError, MetaUnavailable
 from arena_tui.record.feed import Backoff, fetch_meta_retrying
 from engine import Market
-from tests.clirun import arena, arena_running, one_error_line, until
+from tests.clirun import arena, arena_here, arena_running, one_error_line, until
 from tests.fakehl import FakeHL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,8 +151,8 @@ def test_record_takes_meta_from_a_file_offline(tmp_path: Path) -> None:
         {"coin": "BTC", "asset": 0, "szDecimals": 5},
     ]
     both = ["--meta", str(META_2023), "--info-url", "http://127.0.0.1:1/info"]
-    assert "not both" in one_error_line(arena("record", "--coins", "BTC", *both))
-    assert "--meta" in arena("record", "--help").stdout
+    assert "not both" in one_error_line(arena_here("record", "--coins", "BTC", *both, cwd=ROOT))
+    assert "--meta" in arena_here("record", "--help", cwd=ROOT).stdout
 
 
 def test_record_gives_up_at_once_on_an_answer_waiting_cannot_change(tmp_path: Path) -> None:
@@ -188,10 +188,10 @@ def test_commands_needing_meta_say_how_to_go_offline(tmp_path: Path, command: li
     if command[0] == "paper":
         out = tmp_path / "run"
     for url in (dead_url(), None):
-        if url is None:
+        if url is None:  # in this process; the dead URL's run is a real one
             with FakeHL() as srv:
                 srv.info_status = 500
-                done = arena(*command, "--info-url", srv.info_url, "--out", str(out), timeout=60)
+                done = arena_here(*command, "--info-url", srv.info_url, "--out", str(out), cwd=ROOT)
         else:
             done = arena(*command, "--info-url", url, "--out", str(out), timeout=60)
         line = one_error_line(done)

@@ -38,7 +38,7 @@ from arena_tui.synth.feed import BOOK, CTX, TRADES
 from arena_tui.synth.generate import Synth, choose_markets, parse_start, write
 from arena_tui.synth.walk import LEAD, MEAN_HOLD_S, REGIMES_MODEL, WALK_MODEL, Model, Walk
 from arena_tui.synth.walk import expected_return as truth
-from tests.clirun import arena
+from tests.clirun import arena, arena_here
 
 ROOT = Path(__file__).resolve().parents[1]
 START = parse_start("2026-12-01T00:00:00Z")
@@ -225,7 +225,9 @@ def test_the_default_models_bytes_are_unchanged(
 def test_model_regimes_on_the_command_line_is_the_default(tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out, extra in ((a, []), (b, ["--model", "regimes"])):
-        done = arena("synth", "--hours", "0.02", "--seed", "5", "--out", str(out), *extra)
+        done = arena_here(
+            "synth", "--hours", "0.02", "--seed", "5", "--out", str(out), *extra, cwd=ROOT
+        )
         assert done.returncode == 0, done.stderr
     assert a.read_bytes() == b.read_bytes()
     head = json.loads(a.read_bytes().split(b"\n")[0])
@@ -358,7 +360,7 @@ def test_same_arguments_same_bytes_and_the_header_says_the_model(tmp_path: Path)
     for name, extra in (("walk", []), ("signal", ["--signal", "40"])):
         for i in range(2):
             out = tmp_path / f"{name}{i}.jsonl.gz"
-            done = arena(
+            done = arena_here(
                 "synth",
                 "--model",
                 "walk",
@@ -372,6 +374,7 @@ def test_same_arguments_same_bytes_and_the_header_says_the_model(tmp_path: Path)
                 "--out",
                 str(out),
                 "--json",
+                cwd=ROOT,
             )
             assert done.returncode == 0, done.stderr
             runs.setdefault(name, []).append(out.read_bytes())
@@ -409,7 +412,7 @@ def test_bad_model_arguments_are_one_line_errors(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
     out = tmp_path / "x.jsonl"
-    done = arena("synth", "--hours", "0.01", *args, "--out", str(out))
+    done = arena_here("synth", "--hours", "0.01", *args, "--out", str(out), cwd=ROOT)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arena: error: "), done.stderr
@@ -418,7 +421,7 @@ def test_bad_model_arguments_are_one_line_errors(
 
 
 def test_help_explains_model_and_signal() -> None:
-    done = arena("synth", "--help")
+    done = arena_here("synth", "--help", cwd=ROOT)
     assert done.returncode == 0
     assert "--model" in done.stdout and "--signal" in done.stdout and "BPS" in done.stdout
 

@@ -519,3 +519,23 @@ def test_sweeps_are_listed_beside_runs_marked_as_sweeps(
         assert done.exit_code == 1 and done.output.count("\n") == 1, done.output
         assert "a sweep, not a run" in done.output
     assert (sweeps / "stopped" / "sweep.sqlite").is_file()
+
+
+def test_a_sweep_written_anywhere_is_listed_as_a_run_written_anywhere_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """arena sweep --out puts a sweep outside the data directory: it is indexed as it is
+    written, so arena runs list shows it with no folder named (as it shows runs)."""
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    days = tmp_path / "days"
+    for d in ("01", "02"):
+        made = cli("synth", "--coins", "BTC", "--hours", "1", "--start", f"2026-12-{d}",
+                   "--seed", d, "--out", str(days / f"{d}.jsonl.gz"))  # fmt: skip
+        assert made.exit_code == 0, made.output
+    out = tmp_path / "elsewhere" / "sweep"
+    swept = cli("sweep", "strategies/momentum.py", str(days), "--param", "window_ms=60000,120000",
+                "--holdout", "50%", "--epoch", "10m", "--twins", "0", "--workers", "1",
+                "--out", str(out), "--json")  # fmt: skip
+    assert swept.exit_code == 0, swept.output
+    listed = json.loads(cli("runs", "list", "--json").stdout)
+    assert [(r["path"], r["kind"]) for r in listed] == [(str(out), "sweep")]

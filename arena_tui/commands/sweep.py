@@ -24,6 +24,7 @@ import typer
 
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.layout import terminal_width
+from arena_tui.report.runs import remember
 from arena_tui.run.build import check_order
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.config import Config, load, new_config, with_days
@@ -416,6 +417,7 @@ def sweep(
     with writing(directory, "--out"):
         (directory / RESULT_FILE).write_text(dumps(doc) + "\n", encoding="utf-8")
         (directory / PLOT_FILE).write_text(svg(doc), encoding="utf-8")
+    remember(directory)  # arena runs list shows it, wherever --out put it
     sys.stderr.write(
         f"arena: {plural(progress.jobs_done, 'job')} run now, {progress.jobs_reused:,} found in "
         f"the store; {duration(int((time.monotonic() - progress.started) * 1000))}\n"

@@ -35,7 +35,12 @@ MOMENTUM = str(ROOT / "strategies" / "momentum.py")
 GRID = ["--param", "window_ms=60000,300000", "--param", "min_rise_e8=50000,150000"]
 SETTINGS = ["--holdout", "25%", "--epoch", "10m", "--workers", "1"]
 KILL_ENV = "ARENA_SWEEP_KILL_AFTER_JOBS"
-WIDE = os.environ | {"COLUMNS": "400"}  # the report's prose unwrapped
+
+
+def wide(more: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (read now: the session's day cache is set after import),
+    with the report's prose unwrapped, and ``more``."""
+    return os.environ | {"COLUMNS": "400"} | (more or {})
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +48,7 @@ def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four one-hour, two-coin days, written out of calendar order (names say nothing)."""
     d = tmp_path_factory.mktemp("days")
     for name, day in (("b", "04"), ("a", "02"), ("d", "01"), ("c", "03")):
-        done = arena(
+        done = here(
             "synth",
             "--coins",
             "BTC,ETH",
@@ -62,12 +67,19 @@ def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def swept(days: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One finished grid sweep: its directory and what it printed."""
+    """One finished grid sweep: its directory and what it printed (run in this process;
+    ``test_show_prints_the_same_result`` shows it again in a real one, the same text)."""
     out = tmp_path_factory.mktemp("sweep") / "s"
-    done = arena("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=WIDE)
+    done = here("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=wide())
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return out, done.stdout
+
+
+def here(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``arena(*args, env=env)`` in this process (in arena's directory, as ``arena`` runs):
+    no new interpreter importing the CLI and the verdict's statistics (about 2 s each)."""
+    return arena_here(*args, cwd=ROOT, env=env)
 
 
 def body(text: str) -> list[str]:
@@ -135,7 +147,7 @@ def test_grid_sweep_prints_the_table_verdicts_and_plot(swept: tuple[Path, str], 
     at = next(i for i, x in enumerate(lines) if x.startswith("rerun the chosen variant"))
     words = lines[at + 1].split()
     assert words[:2] == ["arena", "backtest"]
-    again = arena(*words[1:], "--out", str(out / "rerun"))
+    again = here(*words[1:], "--out", str(out / "rerun"))
     assert again.returncode == 0, again.stderr
     ranking = json.loads((out / "rerun" / "ranking.json").read_text())["ranking"]
     rows_by_name = {r["entry"]: r["score"] for r in ranking}
@@ -144,10 +156,10 @@ def test_grid_sweep_prints_the_table_verdicts_and_plot(swept: tuple[Path, str], 
 
 def test_show_prints_the_same_result(swept: tuple[Path, str]) -> None:
     out, text = swept
-    shown = arena("sweep", "show", str(out), env=WIDE)
+    shown = arena("sweep", "show", str(out), env=wide())  # a real process: the same text
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == text
-    as_json = arena("sweep", "show", str(out), "--json")
+    as_json = here("sweep", "show", str(out), "--json")
     assert json.loads(as_json.stdout) == json.loads((out / "sweep.json").read_text())
 
 
@@ -155,18 +167,21 @@ def test_resume_after_kill_runs_nothing_finished_again(
     swept: tuple[Path, str], days: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "s"
-    env = WIDE | {KILL_ENV: "2"}
+    env = wide({KILL_ENV: "2"})
     killed = arena("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=env)
     assert killed.returncode == -signal.SIGKILL  # kill -9 after two jobs were stored
-    assert "not finished" in one_error_line(arena("sweep", "show", str(out)))
-    resumed = arena("sweep", "--resume", str(out), env=WIDE)
+    assert "not finished" in one_error_line(here("sweep", "show", str(out)))
+    # resumed in this process, the jobs in it as the uninterrupted sweep's were (a resume on
+    # the default pool of local workers: test_tpe_resumed_after_kill_asks_and_ends_the_same)
+    resumed = here("sweep", "--resume", str(out), "--workers", "1", env=wide())
     assert resumed.returncode == 0, resumed.stderr
     assert "arena: 3 jobs run now, 2 found in the store" in resumed.stderr
     with sqlite3.connect(out / "sweep.sqlite") as db:  # each (split, day) job once
         jobs = db.execute("SELECT split, day FROM jobs").fetchall()
     assert len(jobs) == len(set(jobs)) == 5  # 3 training days, the held-out day, its twins
     assert body(resumed.stdout) == body(swept[1])
-    again = arena("sweep", "--resume", str(out), env=WIDE)  # finished: runs nothing, same table
+    # finished: runs nothing, the same table
+    again = here("sweep", "--resume", str(out), "--workers", "1", env=wide())
     assert "arena: 0 jobs run now, 5 found in the store" in again.stderr
     assert body(again.stdout) == body(swept[1])
 
@@ -177,13 +192,14 @@ def test_a_sweep_killed_before_it_read_its_days_resumes(
     """Killed (-9) once its identity is saved, before its days were read (hashing a week of
     days takes a while): --resume reads them then and ends as the uninterrupted sweep."""
     out = tmp_path / "s"
-    env = WIDE | {KILL_ENV: "0"}
+    env = wide({KILL_ENV: "0"})
     killed = arena("sweep", MOMENTUM, str(days), *GRID, *SETTINGS, "--out", str(out), env=env)
     assert killed.returncode == -signal.SIGKILL
     assert "not finished" in one_error_line(arena_here("sweep", "show", str(out)))
     said = one_error_line(arena_here("sweep", MOMENTUM, str(days), *GRID, "--out", str(out)))
     assert "already holds a sweep: continue it with arena sweep --resume" in said
-    resumed = arena("sweep", "--resume", str(out), env=WIDE)  # the killed one's lock died with it
+    # the killed one's lock died with it (resumed in this process, as in the test above)
+    resumed = here("sweep", "--resume", str(out), "--workers", "1", env=wide())
     assert resumed.returncode == 0, resumed.stderr
     assert "arena: 5 jobs run now, 0 found in the store" in resumed.stderr
     assert body(resumed.stdout) == body(swept[1])
@@ -272,12 +288,12 @@ def test_tpe_resumed_after_kill_asks_and_ends_the_same(days: Path, tmp_path: Pat
         *SETTINGS,
         "--json",
     ]
-    whole = arena("sweep", *args, "--out", str(tmp_path / "whole"))
+    whole = here("sweep", *args, "--out", str(tmp_path / "whole"))
     assert whole.returncode == 0, whole.stderr
     env = os.environ | {KILL_ENV: "5"}  # in the second batch
     killed = arena("sweep", *args, "--out", str(tmp_path / "cut"), env=env)
     assert killed.returncode == -signal.SIGKILL
-    resumed = arena("sweep", "--resume", str(tmp_path / "cut"), "--json")
+    resumed = arena("sweep", "--resume", str(tmp_path / "cut"), "--json")  # on a pool of workers
     assert "arena: 6 jobs run now, 5 found in the store" in resumed.stderr  # + the twins
     a, b = json.loads(whole.stdout), json.loads(resumed.stdout)
     assert len(a["folds"][0]["variants"]) == 10
@@ -327,7 +343,7 @@ def test_folds_and_random_search(days: Path, tmp_path: Path) -> None:
     assert skill["twins"] == 100  # each twin's mean over both held-out days
     if "score" in skill:  # S is a mean of days, and the sentence says so
         assert skill["days"] == 2 and "(mean daily S over 2 held-out days)" in skill["text"]
-    second = arena("sweep", *args, "--workers", "1", "--out", str(tmp_path / "b"))
+    second = here("sweep", *args, "--workers", "1", "--out", str(tmp_path / "b"))
     other = json.loads(second.stdout)
     assert [v["name"] for v in other["folds"][0]["variants"]] == [
         v["name"] for v in folds[0]["variants"]
@@ -357,7 +373,7 @@ def test_bad_input_is_one_line(days: Path, tmp_path: Path, args: list[str], said
     empty.mkdir()
     where = {"DAYS": str(days), "EMPTY": str(empty), "ONE": str(days / "a.jsonl.gz")}
     out = [] if args[0] in ("show", "--resume") else ["--out", str(tmp_path / "o")]
-    done = arena("sweep", *[where.get(a, a) for a in args], *out)
+    done = here("sweep", *[where.get(a, a) for a in args], *out)
     assert said in one_error_line(done)
     assert not (tmp_path / "o" / "sweep.sqlite").exists()
 
@@ -389,7 +405,7 @@ def test_local_workers_exit_when_the_driver_is_killed(days: Path, tmp_path: Path
     import sys
     import time
 
-    env = WIDE | {KILL_ENV: "1"}
+    env = wide({KILL_ENV: "1"})
     cmd = [sys.executable, "-m", "arena_tui.cli", "sweep", MOMENTUM, str(days), *GRID]
     cmd += ["--holdout", "25%", "--epoch", "10m", "--workers", "2", "--out", str(tmp_path / "s")]
     driver = subprocess.Popen(
@@ -451,7 +467,7 @@ def test_a_variant_that_never_trades_is_never_chosen(days: Path, tmp_path: Path)
     tiny = tmp_path / "tiny.py"
     tiny.write_text(TINY)
     args = [str(tiny), str(days), "--param", "notional_usd=5,200", "--holdout", "50%"]
-    done = arena("sweep", *args, "--epoch", "10m", "--workers", "1", "--out",
+    done = here("sweep", *args, "--epoch", "10m", "--workers", "1", "--out",
                  str(tmp_path / "s"), "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -461,7 +477,7 @@ def test_a_variant_that_never_trades_is_never_chosen(days: Path, tmp_path: Path)
     assert second["excluded"] == "no fills" and second["score"] > first["score"]
     assert doc["chosen"]["params"]["notional_usd"] == 200
     assert doc["verdict"]["skill"]["answer"] != "no_trades"
-    table = arena("sweep", "show", str(tmp_path / "s"), env=WIDE).stdout
+    table = here("sweep", "show", str(tmp_path / "s"), env=wide()).stdout
     (row,) = [line for line in table.splitlines() if "tiny-noti5" in line]
     assert row.split()[0] == "-" and row.endswith("no fills")
     # The per-parameter bars speak of the variants that may be chosen: 0 fills is no score
@@ -470,9 +486,9 @@ def test_a_variant_that_never_trades_is_never_chosen(days: Path, tmp_path: Path)
     assert five.split()[1:] == ["none", "of", "its", "variants", "may", "be", "chosen"]
     (full,) = [line for line in plot if line.split()[:1] == ["200"]]
     assert "█" in full and pct(first["score"]) in full
-    alone = arena("sweep", str(tiny), str(days), "--param", "notional_usd=1,5", "--holdout",
+    alone = here("sweep", str(tiny), str(days), "--param", "notional_usd=1,5", "--holdout",
                   "50%", "--epoch", "10m", "--workers", "1", "--out", str(tmp_path / "t"),
-                  env=WIDE)  # fmt: skip
+                  env=wide())  # fmt: skip
     assert alone.returncode == 0, alone.stderr
     assert "held out: no trades to judge: no variant had the training fills" in alone.stdout
     assert "rerun the chosen variant" not in alone.stdout

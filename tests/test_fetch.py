@@ -164,11 +164,19 @@ def history(tmp: Path) -> Path:
     return tmp / "data" / "history"
 
 
+def in_here(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``arena(*args, env=env)`` in this process (in arena's directory, its environment
+    exactly ``env`` meanwhile): no new interpreter importing the CLI. A real process still
+    runs each command family here once (a fetch killed with -9, one on a terminal, one
+    refused off a terminal, ``logs check``, ``backtest``, ``data list``)."""
+    return arena_here(*args, cwd=ROOT, env=env)
+
+
 @pytest.fixture(scope="module")
 def fetched(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, str]:
     tmp = tmp_path_factory.mktemp("fetched")
     before = sum(server.gets.values())
-    done = arena(
+    done = in_here(
         *fetch_args(server, "2025-07-27", "2025-07-28", "--yes", "--json"), env=env_for(tmp)
     )
     assert done.returncode == 0, done.stderr
@@ -234,7 +242,7 @@ def test_fetch_two_days_is_the_market_it_was_built_from(
     assert {(f["header"]["kind"], f["header"]["source"]) for f in report["files"]} == {
         ("fetched", "hl-s3")
     }
-    text = arena("logs", "check", *sorted(map(str, history(tmp).glob("hl-*"))))
+    text = in_here("logs", "check", *sorted(map(str, history(tmp).glob("hl-*"))))
     assert text.stdout.count("recording hyperliquid (fetched from hl-s3)  BTC ETH") == 2
 
 
@@ -243,7 +251,7 @@ def test_backtest_a_directory_of_fetched_days_fills_the_maker(
 ) -> None:
     tmp, _, _ = fetched
     out = tmp / "run"
-    done = arena(
+    done = in_here(
         "backtest",
         "strategies/maker.py",
         str(history(tmp)),
@@ -255,6 +263,8 @@ def test_backtest_a_directory_of_fetched_days_fills_the_maker(
         "BTC,ETH",
         "--vs",
         "baselines",
+        "--twins",  # the fills are the point here, not the verdict: no twins' pass
+        "0",
         "--out",
         str(out),
         "--json",
@@ -299,7 +309,7 @@ def test_data_list_shows_the_days_with_counts(
         assert sum(r["prints"] for r in mine) == d["prints"]
         assert sum(r["books"] for r in mine) == d["books"]
         assert all(r["books_coverage_pct"] == 8 and r["gaps"] == 3 for r in mine)  # 2 h of 24
-    table = arena("data", "list", env=env_for(tmp)).stdout
+    table = in_here("data", "list", env=env_for(tmp)).stdout
     assert "2025-07-28  ETH     fetched" in table
     # the counts are kept: a second listing reads no file that did not change
     monkeypatch.setattr(catalog, "count_file", lambda *a: pytest.fail("read again"))
@@ -316,12 +326,12 @@ def test_a_rerun_downloads_nothing_and_a_new_coin_reuses_the_cache(
 ) -> None:
     tmp, _, _ = fetched
     before = server.gets.copy()
-    done = arena(*fetch_args(server, "2025-07-27", "2025-07-28", "--json"), env=env_for(tmp))
+    done = in_here(*fetch_args(server, "2025-07-27", "2025-07-28", "--json"), env=env_for(tmp))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["plan"]["done"] == ["2025-07-27", "2025-07-28"]
     assert server.gets == before  # nothing listed, nothing fetched
     # adding SOL to 07-27 rebuilds that day: only SOL's two book objects are downloaded
-    done = arena(
+    done = in_here(
         "fetch",
         "--coins",
         "SOL",
@@ -371,7 +381,7 @@ def test_resume_after_kill_fetches_nothing_twice(server: Server, tmp_path: Path)
     for day in days:  # a day is whole or absent
         assert check_logs([day]).ok
     first = server.gets - before
-    done = arena(*fetch_args(server, "2025-07-27", "2025-07-28", "--yes"), env=env_for(tmp_path))
+    done = in_here(*fetch_args(server, "2025-07-27", "2025-07-28", "--yes"), env=env_for(tmp_path))
     assert done.returncode == 0, done.stderr
     both = server.gets - before
     assert sum(both.values()) <= 14 + len(partial), (first, both)  # a .part resumes: one GET more
@@ -380,7 +390,7 @@ def test_resume_after_kill_fetches_nothing_twice(server: Server, tmp_path: Path)
 
 
 def test_a_part_file_resumes_with_a_range(server: Server, tmp_path: Path) -> None:
-    done = arena(
+    done = in_here(
         *fetch_args(server, "2025-07-28", "2025-07-28", "--dry-run", "--json"),
         env=env_for(tmp_path),
     )
@@ -392,7 +402,7 @@ def test_a_part_file_resumes_with_a_range(server: Server, tmp_path: Path) -> Non
     part = tmp_path / "data" / "s3" / ARCHIVE / f"market_data/20250728/0/l2Book/BTC.{etag}.lz4.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(body[:1000])
-    done = arena(
+    done = in_here(
         *fetch_args(server, "2025-07-28", "2025-07-28", "--yes", "--json"), env=env_for(tmp_path)
     )
     assert done.returncode == 0, done.stderr
@@ -427,20 +437,24 @@ class _Refuse(http.server.BaseHTTPRequestHandler):
 def test_errors_are_one_line_and_leave_no_partial_day(server: Server, tmp_path: Path) -> None:
     env = env_for(tmp_path)
     nokeys = {k: v for k, v in env.items() if k not in KEYS}
-    line = one_error_line(arena(*fetch_args(server, "2025-07-28", "2025-07-28"), env=nokeys))
+    line = one_error_line(in_here(*fetch_args(server, "2025-07-28", "2025-07-28"), env=nokeys))
     assert "no AWS credentials found" in line
     refuse = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
     threading.Thread(target=refuse.serve_forever, daemon=True).start()
     try:
         args = fetch_args(server, "2025-07-28", "2025-07-28")
         args[args.index(server.endpoint)] = f"http://127.0.0.1:{refuse.server_address[1]}"
-        line = one_error_line(arena(*args, env=env))
+        line = one_error_line(in_here(*args, env=env))
     finally:
         refuse.shutdown()
     assert "refused the credentials" in line and "InvalidAccessKeyId" in line
-    line = one_error_line(arena(*fetch_args(server, "2025-07-29", "2025-07-29", "--yes"), env=env))
+    line = one_error_line(
+        in_here(*fetch_args(server, "2025-07-29", "2025-07-29", "--yes"), env=env)
+    )
     assert "l2Book/ETH.lz4: no object for any hour of 2025-07-29" in line
-    line = one_error_line(arena(*fetch_args(server, "2025-07-30", "2025-07-30", "--yes"), env=env))
+    line = one_error_line(
+        in_here(*fetch_args(server, "2025-07-30", "2025-07-30", "--yes"), env=env)
+    )
     assert "s3://hyperliquid-archive/market_data/20250730/0/l2Book/BTC.lz4" in line
     assert "truncated or corrupt" in line
     assert not history(tmp_path).exists() or not list(history(tmp_path).iterdir())
@@ -563,7 +577,7 @@ def test_a_fetched_day_and_a_recorded_day_have_the_same_books(
     s3.put_object(
         Bucket=NODE, Key=f"node_trades/hourly/{day}/{hour}.lz4", Body=node_trades_object(unique)
     )
-    done = arena(
+    done = in_here(
         "fetch",
         "--coins",
         "BTC",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,13 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def here(*args: str) -> subprocess.CompletedProcess[str]:
+    """``arena(*args)`` in this process (in arena's directory, as ``arena`` runs): no new
+    interpreter importing the CLI. A refused backtest still runs in a real process
+    (``test_a_strategy_without_parameters_says_so``)."""
+    return arena_here(*args, cwd=ROOT)
+
+
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write(tmp_path_factory.mktemp("toy") / "toy.py", TOY)
@@ -73,7 +81,7 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An hour of synthetic BTC: momentum fills twice on it with its defaults."""
     out = tmp_path_factory.mktemp("day") / "day.jsonl"
-    done = arena("synth", "--coins", "BTC", "--hours", "1", "--seed", "7", "--out", str(out))
+    done = here("synth", "--coins", "BTC", "--hours", "1", "--seed", "7", "--out", str(out))
     assert done.returncode == 0, done.stderr
     return out
 
@@ -311,7 +319,11 @@ def test_variant_names_read_as_the_values() -> None:
 
 
 def backtest(day: Path, out: Path, *args: str) -> dict[str, Any]:
-    done = arena("backtest", str(MOMENTUM), str(day), "--out", str(out), "--json", *args)
+    """``arena backtest momentum.py DAY ARGS``: its report.json (the fills and parameters
+    are what these tests read, not the verdict: no twins' pass)."""
+    done = here(
+        "backtest", str(MOMENTUM), str(day), "--twins", "0", "--out", str(out), "--json", *args
+    )
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads((out / "report.json").read_text(encoding="utf-8"))
     return report
@@ -349,7 +361,7 @@ def fills(out: Path, entry: str = "momentum") -> list[tuple[str, ...]]:
     ],
 )
 def test_bad_params_are_one_line(day: Path, tmp_path: Path, args: list[str], message: str) -> None:
-    done = arena("backtest", str(MOMENTUM), str(day), "--out", str(tmp_path / "o"), *args)
+    done = here("backtest", str(MOMENTUM), str(day), "--out", str(tmp_path / "o"), *args)
     line = one_error_line(done)
     assert message in line, line
     assert not (tmp_path / "o").exists()  # refused before the run made its directory

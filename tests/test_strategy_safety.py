@@ -34,7 +34,7 @@ from arena_tui.tui.source import BacktestSource
 from arena_tui.tui.widgets.activity import row
 from engine.core import _ENTRY_NAME
 from engine.events import Reason
-from tests.clirun import ROOT, arena, until
+from tests.clirun import ROOT, arena, arena_here, until
 from tests.market import market_rows, write_log
 
 HEAD = "import sys, time\nfrom arena_tui.strategy import ALO, GTC, IOC, Context, Strategy\n\n"
@@ -80,6 +80,13 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     others = [x for x in lines if not x.startswith(("arena: error: ", "arena: backtest of", "["))]
     assert len(errors) == 1 and not others, done.stderr
     return errors[0]
+
+
+def here(*args: str) -> subprocess.CompletedProcess[str]:
+    """``arena(*args)`` in this process (in arena's directory, as ``arena`` runs): no new
+    interpreter importing the CLI. What only a process shows stays in one: a pure stdout,
+    Ctrl-C, a hook stopped by its timeout, a refused order's one line."""
+    return arena_here(*args, cwd=ROOT)
 
 
 def log_is_clean(run_log: Path) -> None:
@@ -228,7 +235,7 @@ def test_cli_a_bad_order_is_one_line_and_the_run_log_replays_and_checks_clean(
     line = one_error_line(done)
     assert f"bad.py:{line_of(path)}: ctx.order: limit_px 100000.5 (float)" in line
     assert done.stdout == ""
-    again = arena("replay", str(out / "run.jsonl"), "--json")
+    again = here("replay", str(out / "run.jsonl"), "--json")
     assert again.returncode == 0, again.stderr
     check = arena("logs", "check", str(out / "run.jsonl"))
     assert check.returncode == 0, check.stdout + check.stderr
@@ -350,7 +357,7 @@ def test_cli_any_exception_in_a_hook_is_one_line_exit_1_and_the_log_replays(
     log = write_log(tmp_path / "market.jsonl", market_rows(3))
     path = strategy(tmp_path / "ends.py", once(call, "on_trades", "trades"))
     out = tmp_path / "out"
-    done = arena("backtest", str(path), str(log), "--out", str(out), "--json")
+    done = here("backtest", str(path), str(log), "--out", str(out), "--json")
     assert done.returncode == 1
     line = one_error_line(done)
     assert (
@@ -479,7 +486,7 @@ def test_a_slow_hook_within_its_budget_runs_and_zero_turns_the_limit_off(tmp_pat
 
 @pytest.mark.parametrize("command", ["backtest", "paper"])
 def test_hook_timeout_is_in_help(command: str) -> None:
-    done = arena(command, "--help", env=None)
+    done = here(command, "--help")
     assert "--hook-timeout" in done.stdout
 
 
@@ -515,7 +522,7 @@ def test_cli_warns_about_a_misspelled_hook(tmp_path: Path) -> None:
     path = strategy(
         tmp_path / "typo.py", "class T(Strategy):\n    def on_trade(self, c, t):\n        pass\n"
     )
-    done = arena("backtest", str(path), str(log), "--out", str(tmp_path / "o"), "--json")
+    done = here("backtest", str(path), str(log), "--out", str(tmp_path / "o"), "--json")
     assert done.returncode == 0, done.stderr
     json.loads(done.stdout)
     warned = [x for x in done.stderr.splitlines() if x.startswith("arena: warning:")]
@@ -570,18 +577,20 @@ def test_cli_one_file_twice_and_two_files_of_one_name_run_together(tmp_path: Pat
     (tmp_path / "b").mkdir()
     mine_a = strategy(tmp_path / "a" / "mine.py", "class S(Strategy):\n    pass\n")
     mine_b = strategy(tmp_path / "b" / "mine.py", "class S(Strategy):\n    pass\n")
-    clash = arena(
+    clash = here(
         "backtest", str(mine_a), str(log), "--vs", str(mine_b), "--out", str(tmp_path / "x")
     )
     line = one_error_line(clash)
     assert "two entries would be named 'mine'" in line and "FILE:NAME" in line
     out = tmp_path / "out"
-    done = arena(
+    done = here(
         "backtest",
         "strategies/momentum.py:fast",
         str(log),
         "--vs",
         f"strategies/momentum.py:slow,baselines,{mine_a},{mine_b}:mine-b",
+        "--twins",  # the entries' names are the point here, not the verdict: no twins' pass
+        "0",
         "--out",
         str(out),
         "--json",

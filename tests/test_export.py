@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena_tui.cli import app
+from arena_tui.logs import daycache
 from arena_tui.report import rundata
 from arena_tui.report.export import TABLES
 from arena_tui.report.frames import load_run
@@ -117,7 +118,8 @@ def test_arena_replay_out_leaves_the_same_run_data_and_a_report_html(
     run_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "replayed"
-    done = cli("replay", str(run_dir / "run.jsonl"), "--out", str(out), "--json")
+    # the tables are the point here, not the verdict: no twins' pass
+    done = cli("replay", str(run_dir / "run.jsonl"), "--twins", "0", "--out", str(out), "--json")
     assert done.exit_code == 0, done.output
     assert (out / "report.html").stat().st_size > 0
     replayed, ran = rundata.load(out), rundata.load(run_dir)
@@ -130,12 +132,20 @@ def test_arena_replay_out_leaves_the_same_run_data_and_a_report_html(
 def test_the_day_caches_warm_pass_gathers_the_same_run_data(run_dir: Path, tmp_path: Path) -> None:
     """The warm pass holds books back while nothing reads them: the collector must still
     see the state the cold pass (the fixture's, cache off) shows at every mark."""
-    for n in (1, 2):  # the first reads the log and caches it, the second reads the cache
+    # the first run reads the log and caches it (its verdict is not compared: no twins'
+    # pass), the second reads the cache
+    for n, more in ((1, ["--twins", "0"]), (2, [])):
         done = cli(
             "backtest", "strategies/maker.py", str(SAMPLE), "--vs", "baselines", "--season",
             str(run_dir.parent / "hour.json"), "--out", str(tmp_path / f"run{n}"), "--json",
+            *more,
         )  # fmt: skip
         assert done.exit_code == 0, done.output
+        if n == 1:  # so the second is the warm pass
+            coins = [m.coin for m in resolve_season([str(SAMPLE)], None).markets]
+            cached = daycache.open_day(SAMPLE, coins)
+            assert cached is not None, "the first run wrote no cache"
+            cached.close()
     cold = rundata.load(run_dir)
     warm = rundata.load(tmp_path / "run2")
     assert warm.prices == cold.prices and warm.marks == cold.marks

@@ -10,8 +10,6 @@ and from it; every result, event, mark and run-log byte must agree.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from arena_tui.season.file import resolve_season
 from arena_tui.strategy import ALO, GTC, IOC, Context, Strategy
 from engine import Season
 from engine import events as ev
-from tests.clirun import arena
+from tests.clirun import arena, arena_here
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__)
@@ -126,9 +124,9 @@ class Minutely(Strategy):
 @pytest.fixture(scope="module")
 def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("warm") / "day.jsonl.gz"
-    cmd = [sys.executable, "-m", "arena_tui.cli", "synth", "--coins", "BTC,ETH,SOL"]
-    cmd += ["--hours", "2", "--seed", "11", "--out", str(out)]
-    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+    args = ["synth", "--coins", "BTC,ETH,SOL", "--hours", "2", "--seed", "11", "--out", str(out)]
+    done = arena_here(*args, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
     return out
 
 
@@ -248,16 +246,19 @@ def test_arena_backtest_writes_the_same_run_directory_with_and_without_the_cache
     day: Path, tmp_path: Path
 ) -> None:
     """Through the command: --no-cache, then the run that builds the cache, then a warm
-    one; every file of the three run directories is the same, byte for byte."""
+    one; every file of the three run directories is the same, byte for byte. The first
+    runs in a new process, the other two in this one (no new interpreter importing the CLI
+    and the verdict's statistics)."""
     env = {**os.environ, "ARENA_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("ARENA_CACHE", None)
     outs = []
     for name, extra in (("none", ["--no-cache"]), ("build", []), ("warm", [])):
         out = tmp_path / name
-        done = arena(
+        args = [
             "backtest", "strategies/momentum.py", str(day), "--vs", "strategies/control_random.py",
-            "--out", str(out), "--json", *extra, env=env,
-        )  # fmt: skip
+            "--out", str(out), "--json", *extra,
+        ]  # fmt: skip
+        done = arena(*args, env=env) if name == "none" else arena_here(*args, cwd=ROOT, env=env)
         assert done.returncode == 0, done.stderr
         outs.append((out, done.stdout))
         cached = list((tmp_path / "cache").glob("*.day"))

@@ -2,9 +2,9 @@
 result is the same; a worker seeing another file refuses it; the store keeps what finished.
 
 The heart is the first test: ``run_job`` with three momentum variants and the control,
-against ``arena backtest --param`` run once per variant (the real command, a subprocess),
-compared on the ranking row, the block scores, the fills without their order ids and the
-minute equity curve.
+against ``arena backtest --param`` run once per variant (the real command: the first in a
+new process, the others in this one), compared on the ranking row, the block scores, the
+fills without their order ids and the minute equity curve.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from arena_tui.sweep.jobs import (
     run_job,
 )
 from arena_tui.sweep.store import SweepStore
-from tests.clirun import ROOT, arena
+from tests.clirun import ROOT, arena, arena_here
 
 MOMENTUM = ROOT / "strategies" / "momentum.py"
 # three variants that trade differently within the hour
@@ -58,7 +58,7 @@ EPOCH = "10m"
 
 
 def synth(out: Path, *args: str) -> Path:
-    done = arena("synth", "--hours", "1", "--out", str(out), *args)
+    done = arena_here("synth", "--hours", "1", "--out", str(out), *args, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -82,12 +82,15 @@ def variants(values: list[dict[str, ParamValue]]) -> list[Variant]:
 # ---- one pass equals separate runs -------------------------------------------------------
 
 
-def cli_run(tmp: Path, day: Path, strategy: Path, values: dict[str, ParamValue]) -> Path:
+def cli_run(
+    tmp: Path, day: Path, strategy: Path, values: dict[str, ParamValue], *, fresh: bool = False
+) -> Path:
+    """``arena backtest STRATEGY DAY --param ...``: in a new process when ``fresh``, else in
+    this one (no new interpreter importing the CLI and the verdict's statistics)."""
     out = tmp / f"run{len(list(tmp.iterdir()))}"
     flags = [f"--param={k}={v}" for k, v in values.items()]
-    done = arena(
-        "backtest", str(strategy), str(day), *flags, "--epoch", EPOCH, "--out", str(out), "--json"
-    )
+    args = ["backtest", str(strategy), str(day), *flags, "--epoch", EPOCH, "--out", str(out)]
+    done = arena(*args, "--json") if fresh else arena_here(*args, "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -146,7 +149,7 @@ def test_variants_in_one_pass_are_the_runs_of_arena_backtest_param(
     vs = variants(VALUES)
     result = run_job(Job(str(MOMENTUM), day_file(day), vs, epoch=EPOCH))
     assert [e.name for e in result.entries] == [v.name for v in vs] + [CONTROL]
-    runs = [cli_run(tmp_path, day, MOMENTUM, v) for v in VALUES]
+    runs = [cli_run(tmp_path, day, MOMENTUM, v, fresh=i == 0) for i, v in enumerate(VALUES)]
     runs.append(cli_run(tmp_path, day, baseline_path(CONTROL), {}))
     for got, out in zip(result.entries, runs, strict=True):
         name, alone = from_cli(out)

@@ -30,7 +30,7 @@ from arena_tui.report.html import HTML_FILE
 from arena_tui.report.htmldata import MAX_POINTS, page_data, spread, thin_minmax
 from arena_tui.report.rundata import RunData, load
 from arena_tui.util.human import ratio_pct
-from tests.clirun import ROOT, arena, sample_season
+from tests.clirun import ROOT, arena, arena_here, sample_season
 
 SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
 SHARED_CHARTS = (
@@ -62,14 +62,19 @@ CHROMIUM_ARGS = [
 ]
 
 
-def backtest(tmp: Path, out: Path, strategy: str = "strategies/maker.py") -> Path:
+def backtest(
+    tmp: Path, out: Path, strategy: str = "strategies/maker.py", *, fresh: bool = False
+) -> Path:
     """The 40-minute backtest of ``strategy`` (the maker) against the baselines, written to
-    ``out``, in blocks of 5 minutes (9 of them: enough for the intervals)."""
+    ``out``, in blocks of 5 minutes (9 of them: enough for the intervals); in a new process
+    when ``fresh``, else in this one (no new interpreter importing the CLI and the verdict's
+    statistics)."""
     season = sample_season(tmp / "short.json", 40, skip_minutes=1, name="html-test")
-    done = arena(
+    args = [
         "backtest", strategy, str(SAMPLE), "--vs", "baselines",
         "--season", str(season), "--epoch", "5m", "--out", str(out),
-    )  # fmt: skip
+    ]  # fmt: skip
+    done = arena(*args) if fresh else arena_here(*args, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert f"report        {out / HTML_FILE}" in done.stdout
     return out
@@ -376,8 +381,9 @@ def test_the_page_is_small_because_packed(run_dir: Path) -> None:
 
 
 def test_the_same_run_gives_the_same_page(run_dir: Path, tmp_path: Path) -> None:
-    """report.html is deterministic: gzip with mtime 0 and a fixed level, the data in order."""
-    again = backtest(tmp_path, tmp_path / "again")
+    """report.html is deterministic: gzip with mtime 0 and a fixed level, the data in order
+    (the same bytes from a new process, with its own hash seed, as from this one)."""
+    again = backtest(tmp_path, tmp_path / "again", fresh=True)
     assert (again / HTML_FILE).read_bytes() == (run_dir / HTML_FILE).read_bytes()
 
 

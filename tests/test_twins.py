@@ -104,6 +104,30 @@ def test_placements_lay_every_trip_once_in_the_window_without_overlap(
     assert laid == placements(trips, start, start + span, random.Random(seed))
 
 
+@given(specs=trip_lists, tail=st.integers(1, 900), seed=st.integers(0, 2**32))
+def test_a_trip_open_at_the_end_stays_where_it_was_and_the_others_fit_before_it(
+    specs: list[tuple[str, int, int]], tail: int, seed: int
+) -> None:
+    """The strategy's BTC trip still open at the run's end is laid where it was (held to
+    the end by the twin, as the strategy held it), and the closed ones before it."""
+    start, span = 1_000_000, 3_600_000
+    end = start + span
+    closed = [
+        Trip(coin, 0, dur * SEC, tuple(Leg(0, 1, True) for _ in range(legs)), True)
+        for coin, dur, legs in specs
+    ]
+    opened = Trip("BTC", end - tail * SEC, tail * SEC, (Leg(0, 1, True),), False)
+    room = {"BTC": span - tail * SEC, "ETH": span}
+    budget = {c: sum(t.duration_ms for t in closed if t.coin == c) for c in ("BTC", "ETH")}
+    trips = [t for t in closed if budget[t.coin] <= room[t.coin]] + [opened]
+    laid = placements(trips, start, end, random.Random(seed))
+    assert sorted(map(id, (p.trip for p in laid))) == sorted(map(id, trips))
+    (last,) = [p for p in laid if not p.trip.closed]
+    assert last.at == opened.start
+    assert all(p.at + p.trip.duration_ms <= last.at for p in laid if p.trip.coin == "BTC"
+               and p.trip.closed)  # fmt: skip
+
+
 def test_placements_are_uniform_over_the_free_time() -> None:
     """One trip of 9m45s in an hour (with its 15 s of slack, 10 minutes): its start is
     uniform over the 50 free minutes."""
@@ -268,3 +292,33 @@ def test_the_same_seed_gives_the_same_twins(tmp_path: Path) -> None:
     c = run_twins(season, [log], trips, n=4, seed=10, window=(season.start, end))
     assert a.rows == b.rows and a.plans == b.plans
     assert a.plans != c.plans
+
+
+class Holder(Trader):
+    """Trader, but its last buy is never sold: open at the run's end."""
+
+    def on_book(self, ctx: Context, book: Book) -> None:
+        if ctx.t > self.last_buy_at and ctx.account.position("BTC"):
+            return  # hold to the end
+        super().on_book(ctx, book)
+
+    last_buy_at = build.T0 + 20 * MIN
+
+
+def test_a_trip_open_at_the_end_is_held_open_by_the_twins(tmp_path: Path) -> None:
+    """The strategy never paid to close its last trip (its position is marked at the end):
+    neither does a twin. Closing it would cost each twin a spread and taker fees, a small
+    lead for the strategy on every day it ended in the market."""
+    season, result, log = traded(tmp_path, Holder())
+    e = result.entrants[0]
+    end = result.replay.end
+    trips = trips_of(e.stats.fills, COIN, end)
+    assert not trips[-1].closed and all(t.closed for t in trips[:-1])
+    run = run_twins(season, [log], trips, n=5, seed=4, window=(season.start, end))
+    held_at_end = sum(f.sz if f.is_buy else -f.sz for f in e.stats.fills)
+    assert held_at_end > 0
+    for fills, evs, plan in zip(run.fills, run.fill_events, run.plans, strict=True):
+        assert fills == len(e.stats.fills)  # no closing fill of its own
+        assert sum(f.sz if f.is_buy else -f.sz for f in evs) == held_at_end
+        (held,) = [p for p in plan if not p.trip.closed]
+        assert held.at == trips[-1].start

@@ -13,6 +13,7 @@ it fills (the strategy's trip began with a passive fill, and the twin's does too
 to ``MAKER_CHECKS`` checks ``MAKER_PATIENCE_MS`` apart, then the trip is given up, never
 entered as a taker (that would charge the twin a spread and taker fees the strategy never
 paid); a maker's last leg is worked as long, then finished as a taker so the trip ends.
+A trip the strategy still held at the run's end is held open to the end by the twin too.
 Orders go through each twin's own :class:`~arena_tui.run.strategy.Context`, checked as a
 strategy's are, sized to the leg's position and trimmed to the cap's headroom.
 """
@@ -146,8 +147,7 @@ class Desk:
         trip = self.trips[twin][k].trip
         if len(trip.legs) > 1:
             self._push(t + trip.legs[1].offset_ms, twin, coin, k, 1)
-        elif not trip.closed:  # open at the run's end: held as long, then closed
-            self._push(t + trip.duration_ms, twin, coin, k, END)
+        # (a trip open at the run's end is held open to the end, as the strategy held it)
 
     def _act(self, d: _Due, t: int) -> None:
         _, _, twin, coin, k, leg_i, tries = d
@@ -220,8 +220,8 @@ class Desk:
             self._push(t + nxt, twin, coin, k, leg_i + 1)
         elif trip.closed:
             self._push(t + (CHECK_MS if leg.taker else MAKER_PATIENCE_MS), twin, coin, k, END)
-        else:  # open at the run's end: the twin holds it as long, then closes it
-            self._push(t + trip.duration_ms - leg.offset_ms, twin, coin, k, END)
+        # else: open at the run's end, held open to the end (run.trips.placements laid it
+        # where the strategy's was): closing it would cost what the strategy never paid
 
     def _unfilled(self, twin: int, ctx: Context, coin: str, k: int, trip: Trip, leg: int) -> bool:
         """A maker's first leg not filled yet, or its last leg short of flat."""

@@ -95,17 +95,28 @@ def placements(trips: Sequence[Trip], start: int, end: int, rng: random.Random) 
     trips in a random order, with gaps between them drawn uniformly among the ways of
     splitting the coin's free time (the window less the trips' durations, each padded by
     ``SLACK_MS`` where the window allows: a twin's legs are timed from its own first fill,
-    which comes a few seconds after the order) in ``len(trips) + 1`` whole milliseconds. A
-    trip still open at the end of the run keeps its length: laid earlier, the twin closes
-    it after that long."""
+    which comes a few seconds after the order) in ``len(trips) + 1`` whole milliseconds.
+
+    A trip still open at the end of the run stays where it is, to the end, and the twin
+    holds it open there too (``run.desk``): the strategy's open position is marked at the
+    end, never closed, so a twin that closed it would pay a spread and fees the strategy
+    never paid (a small, systematic lead for the strategy: measured in docs/verdict.md).
+    Its timing is then the strategy's own, which can only make the twins more like it."""
     by_coin: dict[str, list[Trip]] = {}
     for trip in trips:
         by_coin.setdefault(trip.coin, []).append(trip)
     out: list[Placed] = []
     for coin_trips in by_coin.values():
-        order = list(coin_trips)
+        order = [t for t in coin_trips if t.closed]
+        stop = end
+        for trip in coin_trips:
+            if not trip.closed:  # (a coin's last trip, the only one that can be open)
+                stop = max(start, min(end, trip.start))
+                out.append(Placed(stop, trip))
         rng.shuffle(order)
-        free = max(0, end - start - sum(t.duration_ms for t in order))
+        if not order:
+            continue
+        free = max(0, stop - start - sum(t.duration_ms for t in order))
         slack = min(SLACK_MS, free // max(1, len(order)))
         free -= slack * len(order)
         cuts = sorted(rng.randint(0, free) for _ in order)

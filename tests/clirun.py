@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,24 @@ def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
         os.environ.update(before)
 
 
+def _main(command: Any, args: Sequence[str]) -> None:
+    """``command.main`` as the console script ends it: ``typer.Exit(n)`` (click returns its
+    code when not standalone) and a usage error (raised) become ``SystemExit`` with the
+    code the script would exit with."""
+    import typer
+
+    try:
+        code = command.main(list(args), prog_name="arena", standalone_mode=False)
+    except typer.Abort:
+        sys.stderr.write("Aborted!\n")
+        raise SystemExit(1) from None
+    except typer.TyperException as exc:  # typer's own click's ClickException: a usage error
+        exc.show()  # type: ignore[attr-defined]
+        raise SystemExit(exc.exit_code) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
+
+
 def arena_here(
     *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -127,9 +145,7 @@ def arena_here(
         contextlib.redirect_stderr(err),
     ):
         try:
-            run_cli(
-                lambda: command.main(list(args), prog_name="arena", standalone_mode=False), "arena"
-            )
+            run_cli(lambda: _main(command, args), "arena")
         except SystemExit as exc:
             code = exc.code
     assert not isinstance(code, str), code

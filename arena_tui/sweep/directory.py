@@ -7,12 +7,9 @@ first and read back.
   while it runs. A sweep and a ``--resume`` of the same directory at once would both run
   its missing jobs and both write its results; so ``arena sweep`` (new or resumed) takes
   this lock before it touches the store, and a second one on a locked directory is one
-  error line naming the holder's pid. The kernel drops the lock when its process dies,
-  ``kill -9`` included, so a killed sweep never leaves its directory locked. The workers
-  do not inherit the descriptor (they are started fresh, and Python opens files
-  non-inheritable), so the lock ends with the driver. The file holds the holder's pid for
-  the message and is left in place (removing it would race with the next taker). ``arena
-  sweep show`` only reads, and takes no lock.
+  error line naming the holder's pid (``util.pidlock``: the kernel drops it when its
+  process dies, ``kill -9`` included; the workers do not inherit it, so it ends with the
+  driver). ``arena sweep show`` only reads, and takes no lock.
 - The identity: hashing a week of days takes a while, so a new sweep saves its settings
   and its days' paths first (:func:`pending_doc`); a sweep killed before its days were
   read resumes from them (:func:`pending_days`). :func:`discard` removes what a sweep that
@@ -23,11 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from arena_tui.run.rundir import new_dir
@@ -36,6 +30,7 @@ from arena_tui.sweep.config import Config
 from arena_tui.sweep.store import STORE_FILE, SweepStore
 from arena_tui.util.outputs import writing
 from arena_tui.util.paths import data_dir
+from arena_tui.util.pidlock import PidLock
 
 LOCK_FILE = "sweep.lock"
 PENDING = "pending_days"  # a config saved before its days were hashed: their paths
@@ -106,47 +101,16 @@ class SweepLocked(SweepError):
     """Another process is running a sweep in this directory (one line)."""
 
 
-class SweepLock:
+class SweepLock(PidLock):
     """``with SweepLock(directory):`` the directory is this process's until the block ends
     (or the process does)."""
 
     def __init__(self, directory: Path, what: str = "--out") -> None:
         self.directory = directory
-        self.what = what  # the option that named the directory, for a write error
-        self.path = directory / LOCK_FILE
-        self._fd: int | None = None
+        super().__init__(directory / LOCK_FILE, named=directory, what=what)
 
-    def acquire(self) -> None:
-        """Take the lock, or raise SweepLocked naming the holder's pid."""
-        with writing(self.directory, self.what):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
-            os.close(fd)
-            raise SweepLocked(
-                f"{self.directory}: another arena sweep is running in it (pid {holder}); "
-                "wait for it to end or stop it (a stopped one resumes with --resume)"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-    def __enter__(self) -> SweepLock:
-        self.acquire()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
+    def refused(self, pid: str) -> Exception:
+        return SweepLocked(
+            f"{self.directory}: another arena sweep is running in it (pid {pid}); "
+            "wait for it to end or stop it (a stopped one resumes with --resume)"
+        )

@@ -42,7 +42,12 @@ _ENTRY_NAME = re.compile(r"[a-z0-9_-]{1,32}")
 class Engine:
     """Season 0 engine. Feed it log lines in order; read the events it returns."""
 
-    def __init__(self, season: Season) -> None:
+    def __init__(
+        self, season: Season, *, record_prints: bool = False, books_checked: bool = False
+    ) -> None:
+        """``record_prints``: keep the prints each input applied (``applied_prints``) for a
+        shell whose strategies read them. ``books_checked``: the shell feeds lines it checked
+        in full before (a day cache), so a book's levels are not checked again."""
         check_season(season)
         self.season = season
         self.rules = season.rules
@@ -64,11 +69,8 @@ class Engine:
         self._next_mark = self._first_boundary(self.rules.mark_interval_ms)
         self._next_due = 0
         self._out: list[ev.AnyEvent] = []
-        # Observers (a backtest's strategies) may ask for the prints each input applied.
-        # A shell that feeds lines it checked in full before (a day cache) may say so: then
-        # a book's levels are not checked again when it arrives.
-        self.books_checked = False
-        self.record_prints = False
+        self.books_checked = books_checked
+        self.record_prints = record_prints
         self.applied_prints: list[Trade] = []
         self._refresh_due()
 
@@ -135,6 +137,52 @@ class Engine:
     def standings(self) -> list[scoring.Standing]:
         """Every entry's score as of the last mark, in registration order."""
         return [scoring.final_standing(self, a) for a in self.accounts.values()]
+
+    # ---- the read face: what a shell may ask (it never reads the state itself) ----------
+
+    @property
+    def next_due(self) -> int:
+        """The time of the next timed event (cancel, expiry, funding, fee, mark); an input
+        before it runs none."""
+        return self._next_due
+
+    def entries(self) -> list[str]:
+        """The registered entries' names, in registration order."""
+        return list(self.accounts)
+
+    def account(self, entry: str) -> Account | None:
+        """``entry``'s account (read it, never change it), or None when not registered."""
+        return self.accounts.get(entry)
+
+    def equity(self, entry: str) -> int:
+        """``entry``'s equity at the current marks, e6 (KeyError: not registered)."""
+        return self.accounts[entry].equity(self.assets)
+
+    def exposure(self, entry: str) -> int:
+        """``entry``'s exposure (positions at the marks plus open orders' reserves), e6."""
+        return self.accounts[entry].exposure(self.assets)
+
+    def open_orders_of(self, entry: str) -> list[OpenOrder]:
+        """``entry``'s open orders in oid order ([] when not registered)."""
+        acct = self.accounts.get(entry)
+        return [] if acct is None else list(acct.orders.values())
+
+    def order(self, oid: int) -> OpenOrder | None:
+        """The open order ``oid``, or None once it has left the venue (or never was)."""
+        return self.open_orders.get(oid)
+
+    def coin_state(self, coin: str) -> AssetState | None:
+        """What the engine knows of ``coin``'s market (book, marks, funding, orders), or
+        None when the season does not trade it."""
+        return self.by_coin.get(coin)
+
+    def asset_state(self, asset: int) -> AssetState | None:
+        """The same by asset id."""
+        return self.assets.get(asset)
+
+    def coin_states(self) -> list[AssetState]:
+        """Every season market's state, in asset order."""
+        return list(self.assets.values())
 
     # ---- timed events ----------------------------------------------------------------
 

@@ -118,6 +118,17 @@ class AssetState:
         self.resting: list[OpenOrder] = []  # oid order, activated with size left
 
     @property
+    def book_is_inert(self) -> bool:
+        """A book applied now would set no mark and activate no order: the coin has a
+        context mark and no order waiting for a book (a shell may hold such a book back)."""
+        return self.ctx_mark is not None and not self.pending
+
+    @property
+    def prints_are_inert(self) -> bool:
+        """A print applied now fills nothing: no order rests on the coin."""
+        return not self.resting
+
+    @property
     def mark(self) -> int | None:
         """ctx markPx, else the latest book mid, else the last applied trade price."""
         if self.ctx_mark is not None:

@@ -17,7 +17,7 @@ import re
 
 import msgspec
 
-MINUTE_MS = 60_000
+from engine.units import MINUTE_MS as MINUTE_MS  # its home is engine.units
 
 
 class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -15,10 +15,17 @@ import re
 from typing import TypeVar
 
 T = TypeVar("T")
-E8 = 10**8
-E10 = 10**10
-DAY_MS = 86_400_000
+
+# The units, defined here once; the shell imports them from here.
+E6 = 10**6  # money: USDC at 1e6
+E8 = 10**8  # prices, sizes and ratios at 1e8
+E10 = 10**10  # e8 * e8 / e10 = e6: a price times a size is money
 FEE_DENOM = 100_000  # dbps: tenths of a basis point
+SECOND_MS = 1_000
+MINUTE_MS = 60_000
+HOUR_MS = 3_600_000
+DAY_MS = 86_400_000
+NS_PER_MS = 1_000_000  # a clock's or a file's nanoseconds to the log's milliseconds
 
 # The only decimal form the feed may carry: [-]digits[.digits], ASCII digits only.
 _DECIMAL = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")

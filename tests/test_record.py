@@ -18,7 +18,7 @@ import lz4.frame
 import msgspec
 import pytest
 
-from arena_tui.logs.dayfiles import DAY_MS, compress, day_of, recording_files
+from arena_tui.logs.dayfiles import compress, day_of, recording_files
 from arena_tui.logs.daylog import DayLog
 from arena_tui.logs.logfile import LogError, LogReader, open_binary
 from arena_tui.logs.writer import LogWriter
@@ -27,6 +27,7 @@ from arena_tui.record.recorder import Recorder
 from arena_tui.record.status import Reporter
 from arena_tui.util.paths import recordings_dir
 from engine.inputs import Gap
+from engine.units import DAY_MS
 from tests.fakehl import capture_messages, compact
 
 D0 = 1_796_256_000_000  # 2026-12-03 00:00:00 UTC

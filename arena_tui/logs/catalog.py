@@ -39,10 +39,10 @@ from arena_tui.logs.logfile import BadLine, LogError, decode_line, iter_raw_line
 from arena_tui.util.errors import ArenaError
 from arena_tui.util.paths import shipped
 from engine.inputs import AssetCtx, Book, Gap, Trades
+from engine.units import MINUTE_MS
 
 INDEX = ".arena-catalog.json"
 INDEX_VERSION = 1
-MINUTE_MS = 60_000
 DAY_MINUTES = 1440
 
 

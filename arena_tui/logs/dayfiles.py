@@ -23,8 +23,8 @@ import msgspec
 from arena_tui.logs.logfile import CHUNK, iter_raw_lines
 from arena_tui.logs.span import last_lines
 from arena_tui.logs.writer import compressed_writer
+from engine.units import DAY_MS
 
-DAY_MS = 86_400_000
 _EPOCH = dt.date(1970, 1, 1)
 _NAME = re.compile(r"^hl-(\d{4}-\d{2}-\d{2})\.jsonl(\.gz|\.lz4)?$")
 CLOSED = ".lz4"  # a closed day's suffix (older arenas wrote .gz: still read)

@@ -40,8 +40,8 @@ from arena_tui.util.outputs import writing
 from arena_tui.util.paths import recordings_dir
 from engine import Market
 from engine.inputs import AssetCtx, Book, Trades
+from engine.units import NS_PER_MS
 
-NS_PER_MS = 1_000_000
 BATCH = 1 << 20
 Record = tuple[int, int, bytes]  # (receive ns, line number, message bytes)
 Progress = Callable[[int, int], None]

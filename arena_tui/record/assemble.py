@@ -54,9 +54,8 @@ from arena_tui.record.fetch import DayPlan, Obj
 from arena_tui.util.outputs import writing
 from engine import Market
 from engine.inputs import Trades
+from engine.units import DAY_MS, HOUR_MS
 
-DAY_MS = 86_400_000
-HOUR_MS = 3_600_000
 FETCH_VERSION = 1
 SOURCE = "hl-s3"
 _EPOCH = dt.date(1970, 1, 1)

@@ -14,6 +14,7 @@ from typing import Any
 
 from arena_tui.report.layout import wrap
 from arena_tui.util.human import plural, ratio_pct, signed_pct
+from engine.units import DAY_MS, MINUTE_MS
 
 BLOCK_ROWS = 12  # more blocks than this: the table shows the first and last five
 MAX_NAMES = 6  # entries with a column (report.json has them all)
@@ -43,8 +44,8 @@ def block_table(v: dict[str, Any], width: int | None) -> list[str]:
     """Each block's S per entry and the lead, the columns as wide as their contents. On a
     narrow terminal the other entries go first (a line says so), then the strategy's and
     the control's columns are headed ``strategy`` and ``control`` (named in full above)."""
-    daily = v["block_ms"] % 86_400_000 == 0
-    full = v["block_ms"] // 60_000
+    daily = v["block_ms"] % DAY_MS == 0
+    full = v["block_ms"] // MINUTE_MS
     rows = v["blocks"]
     keep = BLOCK_ROWS // 2 - 1
     shown = rows if len(rows) <= BLOCK_ROWS else [*rows[:keep], None, *rows[-keep:]]

@@ -29,7 +29,6 @@ from arena_tui.report.charts import (
 )
 from arena_tui.report.svgframe import (
     LEFT,
-    MINUTE,
     RIGHT,
     Frame,
     W,
@@ -42,6 +41,7 @@ from arena_tui.report.svgframe import (
     value_ticks,
 )
 from arena_tui.run.stats import MarkRow
+from engine.units import MINUTE_MS
 
 EQ_TOP, EQ_AREA = 70, 314  # the equity strips: where they start, their room (at least)
 STRIP_MIN, STRIP_GAP = 56, 12  # a strip's least height, and the gap between two
@@ -60,7 +60,7 @@ def strips(n: int) -> tuple[int, int]:
 
 def span_of(entries: Sequence[tuple[str, Sequence[MarkRow]]], start: int) -> int:
     """The last mark's time over every entry (a minute after ``start`` at least)."""
-    return max([start + MINUTE, *(m.t for _, marks in entries for m in marks)])
+    return max([start + MINUTE_MS, *(m.t for _, marks in entries for m in marks)])
 
 
 def equity_strip(

@@ -14,12 +14,13 @@ import time
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from engine.units import DAY_MS, MINUTE_MS
+
 W = 1000
 LEFT, RIGHT = 96, 24
 LEGEND_Y = 44
-MINUTE, DAY = 60_000, 86_400_000
-TIME_STEPS_MS = [m * MINUTE for m in (1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720)] + [
-    d * DAY for d in (1, 2, 7, 14, 28)
+TIME_STEPS_MS = [m * MINUTE_MS for m in (1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720)] + [
+    d * DAY_MS for d in (1, 2, 7, 14, 28)
 ]
 
 Series = list[tuple[int, int]]  # (t_ms, value: money e6 or ratio e8)
@@ -83,7 +84,7 @@ def time_ticks(f: Frame, top: int, bottom: int) -> list[str]:
     giving at most 8 ticks."""
     span = f.t1 - f.t0
     step = next((s for s in TIME_STEPS_MS if span / s <= 8), TIME_STEPS_MS[-1])
-    fmt = "%Y-%m-%d" if step % DAY == 0 else "%m-%d %H:%M"
+    fmt = "%Y-%m-%d" if step % DAY_MS == 0 else "%m-%d %H:%M"
     out = []
     t = -(-f.t0 // step) * step
     while t <= f.t1:

@@ -41,10 +41,10 @@ from arena_tui.run.parts import BacktestError, BacktestResult
 from arena_tui.run.stats import MarkRow
 from arena_tui.util.human import plural
 from engine import Rules
-from engine.units import E8, tdiv
+from engine.units import DAY_MS, E8, HOUR_MS, MINUTE_MS, tdiv
 
 CONTROL = "control_random"
-UNIT_MS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000}
+UNIT_MS = {"m": MINUTE_MS, "h": HOUR_MS, "d": DAY_MS}
 _EPOCH = re.compile(r"([1-9][0-9]{0,8})([mhd])")
 # block lengths a run's verdict may be given, longest first, and how many it should have
 EPOCHS = ("1d", "12h", "6h", "4h", "2h", "1h", "30m", "15m", "10m", "5m")
@@ -79,7 +79,7 @@ def choose_epoch(span_ms: int) -> str:
 
 def span_words(span_ms: int) -> str:
     """A run's length for a person: ``6 h``, ``3 days``, ``45 min``."""
-    minutes = -(-span_ms // 60_000)
+    minutes = -(-span_ms // MINUTE_MS)
     if minutes >= 2 * 1440:
         return f"{minutes / 1440:.3g} days"
     if minutes >= 60:

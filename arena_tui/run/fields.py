@@ -25,9 +25,9 @@ from typing import SupportsIndex
 
 from arena_tui.logs.notes import NoteError, check_note
 from arena_tui.util.errors import ArenaError
+from engine.units import E8
 
 U8, U32, U64, U128 = 2**8 - 1, 2**32 - 1, 2**64 - 1, 2**128 - 1
-E8 = 10**8
 _API_FILES = frozenset(
     str(Path(__file__).with_name(name)) for name in ("fields.py", "strategy.py", "market.py")
 )

@@ -29,6 +29,7 @@ from arena_tui.synth.exact import Grid, Sizes, exp_, normal, poisson, signed
 from arena_tui.synth.market import BURST, Price
 from arena_tui.synth.walk import WALK_MODEL, Model, Walk
 from engine.season import Market
+from engine.units import DAY_MS, E10, HOUR_MS, MINUTE_MS
 
 TRADES, BOOK, CTX = 0, 1, 2  # the kinds of line, in the order they sort at one instant
 # One line of output: (t, coin's position, kind, prints if a trades message, the line).
@@ -37,7 +38,6 @@ ZERO_HASH = "0x" + "0" * 64
 PRINTS = (0.58, 0.75, 0.85, 0.93, 1.0)  # cumulative: 1-5 prints in one trades message
 PRINT_VOCAB = 1024  # print sizes, drawn by 10 random bits
 TID_LO, TID_HI = 10**13, 1 << 50  # the capture's tids: 9.7e12 .. 1.1e15
-E10 = 10**10
 INTEREST_E10 = 1_000_000  # 0.0001 per 8 h: Hyperliquid's interest rate
 CLAMP_E10 = 5_000_000  # funding = premium + clamp(interest - premium, -0.0005, 0.0005)
 
@@ -124,7 +124,7 @@ class CoinFeed:
         """Step the price to ``t0`` and append this second's lines to ``out``."""
         rng, price = self.rng, self.price
         price.step(t0)
-        if t0 % 60_000 < 1000:
+        if t0 % MINUTE_MS < 1000:
             self.minutes.append(price.bid + price.ask)
         due: list[tuple[int, int]] = []
         lam = self.rate * price.rate_mult
@@ -213,14 +213,12 @@ class CoinFeed:
         impact_bid, impact_ask = self.book.impact(self.impact)
         premium = (max(impact_bid - oracle, 0) - max(oracle - impact_ask, 0)) * E10
         premium_e10 = premium // oracle if premium >= 0 else -(-premium // oracle)
-        self.premium_avg_e10 += (
-            (premium_e10 - self.premium_avg_e10) * min(dt, 3_600_000) // (3_600_000)
-        )
+        self.premium_avg_e10 += (premium_e10 - self.premium_avg_e10) * min(dt, HOUR_MS) // HOUR_MS
         avg = self.premium_avg_e10
         rate = avg + max(-CLAMP_E10, min(CLAMP_E10, INTEREST_E10 - avg))
         funding = rate // 8 if rate >= 0 else -(-rate // 8)  # per hour, 10 decimals
         self.oi += round((self.oi_target - self.oi) * dt / 21_600_000)
-        decay = 1 - dt / 86_400_000
+        decay = 1 - dt / DAY_MS
         self.day_ntl *= decay
         self.day_base *= decay
         if len(self.minutes) == self.minutes.maxlen:

@@ -37,9 +37,9 @@ from arena_tui.synth.coins import BUILTIN, Profile, profile_for
 from arena_tui.synth.feed import BOOK, CTX, TRADES, CoinFeed, Item, Users
 from arena_tui.synth.walk import LEAD, MAX_SIGNAL_BPS, MEAN_HOLD_S, MODELS, WALK_MODEL, Model
 from engine.season import Market
+from engine.units import HOUR_MS
 
 SYNTH_VERSION = 1  # bump when the same arguments would give other bytes (any --model)
-HOUR_MS = 3_600_000
 MAX_HOURS = 24 * 31
 DEFAULT_START = "2026-12-01T00:00:00Z"
 NOTE = (

@@ -21,6 +21,7 @@ from random import Random
 from arena_tui.synth.book import Book
 from arena_tui.synth.coins import Profile
 from arena_tui.synth.exact import Grid, normal
+from engine.units import MINUTE_MS
 
 CALM, TREND, BURST = 0, 1, 2
 # (minutes lo, hi), volatility multiplier, trading-rate multiplier, P(spread of 1 tick)
@@ -65,7 +66,7 @@ class Price:
         self.dev = self.flow = self.bias = 0.0
         self.jump = 1.0
         self.regime = CALM
-        self.until = start_ms + 60_000 * (5 + rng.randrange(55))
+        self.until = start_ms + MINUTE_MS * (5 + rng.randrange(55))
         self.vol_mult = self.rate_mult = 1.0
         self.tight = REGIMES[CALM][3]
         self.basis_target = 0.00005  # the perp's premium to the oracle the market leans to
@@ -93,7 +94,7 @@ class Price:
             sign = 1.0 if rng.random() < 0.5 else -1.0
         (lo, hi), self.vol_mult, self.rate_mult, self.tight = REGIMES[nxt]
         self.regime = nxt
-        self.until = t + 60_000 * rng.randrange(lo, hi)
+        self.until = t + MINUTE_MS * rng.randrange(lo, hi)
         self.bias, self.basis_target = 0.0, 0.00005
         if nxt == TREND:
             self.bias = sign * (0.008 + 0.017 * rng.random())

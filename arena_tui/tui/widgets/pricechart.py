@@ -20,8 +20,8 @@ from textual.widget import Widget
 from arena_tui.tui.fmt import px
 from arena_tui.tui.snapshot import Coin, FillMark, Order
 from arena_tui.tui.widgets.chart import time_axis
+from engine.units import MINUTE_MS
 
-MINUTE_MS = 60_000
 PLOT_ROWS = 3  # the least rows of the plot (more when the panel is taller)
 FIXED = 2  # the title and the time axis
 BUY, SELL = "green", "red"

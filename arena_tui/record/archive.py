@@ -37,11 +37,11 @@ import msgspec
 
 from arena_tui.logs.importers import iso_ns, parse_archive
 from arena_tui.util.errors import ArenaError
+from engine.units import NS_PER_MS
 
 ARCHIVE_BUCKET = "hyperliquid-archive"
 NODE_BUCKET = "hl-mainnet-node-data"
 FILL_LAYOUTS = ("node_fills_by_block", "node_fills", "node_trades")  # newest first
-NS_PER_MS = 1_000_000
 _HOUR_NAME = re.compile(r"^(\d{1,2})\.lz4$")
 TID_PER_MS = 1_000_000  # node_trades has no trade id: tid = time ms * this + position
 
@@ -52,10 +52,6 @@ class ArchiveError(ArenaError):
 
 def book_prefix(day: str) -> str:
     return f"market_data/{day}/"
-
-
-def book_key(day: str, hour: int, coin: str) -> str:
-    return f"market_data/{day}/{hour}/l2Book/{coin}.lz4"
 
 
 def parse_book_key(key: str) -> tuple[int, str] | None:

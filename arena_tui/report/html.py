@@ -257,13 +257,6 @@ def page_parts(data: RunData, doc: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def render_page(data: RunData, doc: dict[str, Any]) -> str:
-    """The whole page (HTML with packed plotly.js, the page's scripts, the packed data and
-    the tables)."""
-    head, tail = page_parts(data, doc)
-    return head + plotly_packed().decode("ascii") + tail
-
-
 def write_html(data: RunData, doc: dict[str, Any], out: Path) -> Path | None:
     """``report.html`` in the run directory ``out``; its path. Written in three parts, so
     packed plotly.js's megabytes are copied as they are, never joined into a string. Without

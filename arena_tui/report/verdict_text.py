@@ -18,8 +18,6 @@ from arena_tui.report.eligibility import share_pct
 from arena_tui.report.layout import wrap
 from arena_tui.util.human import plural, ratio_pct, stat_pct, usd
 
-FLOOR_WORDS = "the season's fixed floor: momentum's exits, coin-flip entries"
-
 
 def _interval(d: dict[str, Any]) -> str:
     lo, hi = d["interval_float"]

@@ -116,7 +116,6 @@ class Walk:
         self.announce = signal_bps is not None
         self.drift = drift_per_second(signal_bps) if signal_bps is not None else 0.0
         self.state = rng.randrange(3) - 1  # drawn with no signal too: one stream for both
-        self.switches = 0
         self.regime = CALM
         self.rate_mult = 1.0
         self.p_buy = 0.5
@@ -145,7 +144,6 @@ class Walk:
         self.mid *= 1 + self.state * self.drift + self.sigma * normal(rng)
         if rng.random() < SWITCH_P:
             self.state = (self.state + 2 + rng.randrange(2)) % 3 - 1  # one of the other two
-            self.switches += 1
         u = rng.random()
         spread = 1 if u < self.tight else 2 if u < (1 + self.tight) / 2 else 3
         # The touch is centred on the latent mid (as market.Price does it): the bid is the

@@ -5,8 +5,9 @@ reads the engine only through its read face (``Engine.account``, ``open_orders_o
 ``coin_state``, ``next_due``, ...) and the names below. The public modules are this package,
 ``engine.inputs`` and ``engine.events`` (the vocabulary of lines and events),
 ``engine.season`` and ``engine.units``; ``engine.core``, ``engine.state``,
-``engine.orders``, ``engine.fills``, ``engine.scoring`` and ``engine.book`` are the engine's
-inside (a contract keeps the shell out of them).
+``engine.orders``, ``engine.fills``, ``engine.scoring``, ``engine.book`` and ``engine.ledger``
+(what the rules see of the engine) are the engine's inside (a contract keeps the shell out of
+them).
 """
 
 from engine.book import BookLevels

@@ -9,19 +9,15 @@ May not touch: order admission (``engine.orders``), files, clocks, floats.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from engine import book as levels_of
 from engine import events as ev
 from engine.book import BookLevels, level_px, level_sz
 from engine.events import Reason
 from engine.inputs import BookData, Level
+from engine.ledger import Ledger
 from engine.orders import ALO, IOC, close
 from engine.state import RESTING, AssetState, OpenOrder
 from engine.units import DAY_MS, FEE_DENOM, lots_down, notional, tdiv
-
-if TYPE_CHECKING:
-    from engine.core import Engine
 
 __all__ = ["activate", "decode_levels", "fill", "level_px", "level_sz", "on_print", "take"]
 
@@ -39,7 +35,7 @@ def reduce_only_room(order: OpenOrder) -> int:
     return pos if pos > 0 else 0
 
 
-def fill(eng: Engine, order: OpenOrder, t: int, px: int, q: int, quote: ev.Quote) -> None:
+def fill(eng: Ledger, order: OpenOrder, t: int, px: int, q: int, quote: ev.Quote) -> None:
     """Fill ``q`` of ``order`` at ``px`` against ``quote`` (a book level: taker; a print:
     maker): move cash and position, charge both fees."""
     taker = type(quote) is ev.BookQuote
@@ -81,7 +77,7 @@ def fill(eng: Engine, order: OpenOrder, t: int, px: int, q: int, quote: ev.Quote
 
 
 def take(
-    eng: Engine, order: OpenOrder, side: list[Level], lot: int, t: int, book_time: int
+    eng: Ledger, order: OpenOrder, side: list[Level], lot: int, t: int, book_time: int
 ) -> None:
     """Walk the opposite side within the limit, 25% of each level in whole lots, as taker."""
     pct = eng.rules.take_fraction_pct
@@ -99,7 +95,7 @@ def take(
                 break
 
 
-def activate(eng: Engine, a: AssetState, book: BookLevels, t: int) -> None:
+def activate(eng: Ledger, a: AssetState, book: BookLevels, t: int) -> None:
     """Activate every pending order on this coin that is due, in oid order, on this book."""
     due = t - eng.rules.activation_delay_ms
     ready = [o for o in a.pending if o.received <= due]
@@ -130,7 +126,7 @@ def activate(eng: Engine, a: AssetState, book: BookLevels, t: int) -> None:
             a.resting.append(order)
 
 
-def on_print(eng: Engine, a: AssetState, t: int, px: int, sz: int, time: int, tid: int) -> None:
+def on_print(eng: Ledger, a: AssetState, t: int, px: int, sz: int, time: int, tid: int) -> None:
     """One applied public trade: fill resting orders it prints strictly through, as maker."""
     cap = -1  # computed on the first order the print goes through: most go through none
     quote: ev.PrintQuote | None = None

@@ -10,16 +10,13 @@ May not touch: fills and fees (``engine.fills``), files, clocks, floats.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from engine import events as ev
 from engine.events import Reason
 from engine.inputs import Cancel, MalformedInput, Order
+from engine.ledger import Ledger
 from engine.state import PENDING, Account, OpenOrder
 from engine.units import notional, price_on_grid
-
-if TYPE_CHECKING:
-    from engine.core import Engine
 
 ALO, GTC, IOC = 1, 2, 3
 CANCEL_EFFECT, EXPIRY = 0, 1  # timed-event priorities
@@ -40,7 +37,7 @@ def format_cloid(cloid: int) -> str | None:
     return None if cloid == 0 else f"0x{cloid:032x}"
 
 
-def check(eng: Engine, acct: Account, o: Order, cloid: int, t: int) -> Reason | int:
+def check(eng: Ledger, acct: Account, o: Order, cloid: int, t: int) -> Reason | int:
     """The contract's ten checks in order: the first failure, or the reserve to hold."""
     rules = eng.rules
     if t < eng.season.start or t >= eng.season.end:
@@ -74,7 +71,7 @@ def check(eng: Engine, acct: Account, o: Order, cloid: int, t: int) -> Reason | 
     return reserve
 
 
-def place(eng: Engine, acct: Account, o: Order, t: int) -> None:
+def place(eng: Ledger, acct: Account, o: Order, t: int) -> None:
     cloid = parse_cloid(o.cloid)
     result = check(eng, acct, o, cloid, t)
     if isinstance(result, Reason):
@@ -130,7 +127,7 @@ def find_for_cancel(acct: Account, oid: int | None, cloid: int) -> OpenOrder | N
     return order
 
 
-def cancel(eng: Engine, acct: Account, c: Cancel, t: int) -> None:
+def cancel(eng: Ledger, acct: Account, c: Cancel, t: int) -> None:
     cloid = parse_cloid(c.cloid)
     order = find_for_cancel(acct, c.oid, cloid)
     if order is None:
@@ -150,7 +147,7 @@ def cancel(eng: Engine, acct: Account, c: Cancel, t: int) -> None:
     eng.emit(ev.CancelPending(t=t, entry=acct.name, oid=order.oid, effective_at=order.cancel_at))
 
 
-def close(eng: Engine, order: OpenOrder, t: int, reason: Reason) -> None:
+def close(eng: Ledger, order: OpenOrder, t: int, reason: Reason) -> None:
     """The order leaves the venue: its slot, reserve and cloid are released."""
     acct = order.entry
     del acct.orders[order.oid]
@@ -164,7 +161,7 @@ def close(eng: Engine, order: OpenOrder, t: int, reason: Reason) -> None:
     eng.emit(ev.Closed(t=t, entry=acct.name, oid=order.oid, reason=reason, filled=order.filled))
 
 
-def timed(eng: Engine, t: int, priority: int, oid: int) -> None:
+def timed(eng: Ledger, t: int, priority: int, oid: int) -> None:
     """A cancel taking effect or an expiry falling due; a no-op if the order already left."""
     order = eng.open_orders.get(oid)
     if order is None:

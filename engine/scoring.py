@@ -9,18 +9,14 @@ May not touch: order admission or fills, files, clocks, floats.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from msgspec import Struct
 
 from engine import events as ev
 from engine.events import Reason
+from engine.ledger import Ledger
 from engine.orders import close
 from engine.state import Account
 from engine.units import DAY_MS, E8, tdiv
-
-if TYPE_CHECKING:
-    from engine.core import Engine
 
 
 class Standing(Struct, frozen=True):
@@ -38,7 +34,7 @@ class Standing(Struct, frozen=True):
     marks: int
 
 
-def funding(eng: Engine, h: int) -> None:
+def funding(eng: Ledger, h: int) -> None:
     for acct in eng.accounts.values():
         for asset in sorted(acct.positions):
             pos = acct.positions[asset]
@@ -51,7 +47,7 @@ def funding(eng: Engine, h: int) -> None:
             eng.emit(ev.FundingPaid(t=h, entry=acct.name, asset=asset, payment=payment))
 
 
-def performance_fee(eng: Engine, b: int) -> None:
+def performance_fee(eng: Ledger, b: int) -> None:
     pct = eng.rules.performance_fee_pct
     for acct in eng.accounts.values():
         equity = acct.equity(eng.assets)
@@ -66,7 +62,7 @@ def performance_fee(eng: Engine, b: int) -> None:
             )
 
 
-def standing(eng: Engine, acct: Account) -> Standing:
+def standing(eng: Ledger, acct: Account) -> Standing:
     """R, MDD, S and eligibility from the entry's state now (called at each mark)."""
     rules = eng.rules
     e0 = rules.starting_equity
@@ -92,7 +88,7 @@ def standing(eng: Engine, acct: Account) -> Standing:
     )
 
 
-def final_standing(eng: Engine, acct: Account) -> Standing:
+def final_standing(eng: Ledger, acct: Account) -> Standing:
     """The standing as of the last mark; an entry with no mark yet stands at zero."""
     if isinstance(acct.standing, Standing):
         return acct.standing
@@ -123,7 +119,7 @@ def ranking(standings: list[Standing]) -> list[tuple[int | None, Standing]]:
     return [(i + 1, s) for i, s in enumerate(eligible)] + [(None, s) for s in rest]
 
 
-def mark_entry(eng: Engine, acct: Account, m: int) -> None:
+def mark_entry(eng: Ledger, acct: Account, m: int) -> None:
     equity = acct.equity(eng.assets)
     acct.peak = max(acct.peak, equity)
     dd = tdiv((acct.peak - equity) * E8, acct.peak)
@@ -150,7 +146,7 @@ def mark_entry(eng: Engine, acct: Account, m: int) -> None:
     )
 
 
-def minute_mark(eng: Engine, m: int) -> None:
+def minute_mark(eng: Ledger, m: int) -> None:
     """Mark every registered entry, then refresh each one's score row for the mark's day."""
     for acct in eng.accounts.values():
         mark_entry(eng, acct, m)

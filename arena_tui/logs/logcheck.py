@@ -34,10 +34,8 @@ from arena_tui.logs.logfile import (
 )
 from arena_tui.logs.thinlog import ThinRun, is_thin
 from arena_tui.util.human import plural
-from engine import Line, MalformedInput
-from engine.fills import decode_levels
+from engine import Line, MalformedInput, decode_levels, parse_cloid
 from engine.inputs import AssetCtx, Book, BookData, Cancel, Gap, Header, Order, Trades
-from engine.orders import parse_cloid
 from engine.season import SEASON0_RULES
 from engine.units import E8_MEMO, parse_e8, parse_fraction
 

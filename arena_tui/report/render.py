@@ -54,9 +54,8 @@ from arena_tui.season.file import PAPER
 from arena_tui.util.human import Progress, iso_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.text import CsvWriter, printable
-from engine import Rules
+from engine import Rules, format_cloid
 from engine import events as ev
-from engine.orders import format_cloid
 from engine.units import E8, format_e6, format_e8, tdiv
 
 FILLS_FILE = "fills.jsonl"  # every fill with its quote and note, in run order

@@ -3,8 +3,7 @@
 The contracts live in pyproject.toml (``[tool.importlinter]``). The first test runs them on
 the tree as it is; the others copy the tree, make one wrong change a later edit could make,
 and check that ``lint-imports`` fails naming the import that broke it, so the contracts are
-known to bite, not just to pass. Module sizes are checked here too: a module outside
-``tui/`` and ``host/`` over ~300 lines says why in its docstring.
+known to bite, not just to pass. (Sizes are tests/test_house_rules.py's.)
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import ast
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,7 +31,6 @@ ROOMS = (
     "util",
     "verify",
 )
-SIZE_LIMIT = 300  # above it, a module's docstring says "Why one module:" and why
 
 
 def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -156,28 +153,3 @@ def test_every_room_says_what_it_owns_and_may_import() -> None:
 def test_ls_shows_rooms_not_loose_modules() -> None:
     loose = sorted(p.name for p in (ROOT / "arena_tui").glob("*.py"))
     assert loose == ["__init__.py", "cli.py", "strategy.py"], loose
-
-
-def unexplained(is_big: Callable[[Path], bool]) -> list[str]:
-    """Modules outside tui/ and host/ that ``is_big`` and do not say why they are one."""
-    out = []
-    for path in sorted((ROOT / "arena_tui").rglob("*.py")):
-        rel = path.relative_to(ROOT / "arena_tui")
-        if rel.parts[0] in ("tui", "host") or not is_big(path):
-            continue
-        if "Why one module:" not in docstring(path):
-            out.append(str(rel))
-    return out
-
-
-def lines(path: Path) -> int:
-    return len(path.read_text(encoding="utf-8").splitlines())
-
-
-def test_a_long_module_says_why() -> None:
-    assert unexplained(lambda p: lines(p) > SIZE_LIMIT) == []
-
-
-def test_the_size_check_sees_a_long_module() -> None:
-    # the check itself can fail: with no limit, modules without a reason are listed
-    assert "cli.py" in unexplained(lambda p: True)

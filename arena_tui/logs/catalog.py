@@ -16,9 +16,6 @@ files are "BTC and ETH from the 1st to the 7th" (``arena backtest DIR --from --t
   file covers is one error naming it and saying ``arena fetch`` can get it. Files named as
   the recorder and ``arena fetch`` name days (``hl-YYYY-MM-DD.jsonl[.lz4|.gz]``) are chosen
   by name and header alone, others from the catalog.
-
-Why one module: choosing a range's files falls back on the catalog's counts for files not
-named by day, and both read headers the same way.
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ Two streaming passes, so memory stays flat however large the input: the first ch
 line (as ``arena logs check`` would) and counts; the second merges and writes. Nothing is
 written when a line is bad or a coin is unknown, and the output appears under its name only
 once complete (written beside it, fsynced, then linked into place).
-
-Why one module: the two formats differ only in how a line yields (receive time, message);
-the passes, the merge and the writing they share are most of the file.
 """
 
 from __future__ import annotations

@@ -7,9 +7,6 @@ wants every problem at once and a picture of the data: inputs per channel and co
 often books came and how stale they were, where the feed was lost, how many prints were
 resent. Lines are judged by the reader's own decoder (``logfile.decode_line``) and the
 engine's parsers, so a line passing here is one replay accepts, whatever the season.
-
-Why one module: the per-line checks and the summary they feed share one pass and one
-report; apart, each would need the other's counters.
 """
 
 from __future__ import annotations

@@ -6,10 +6,6 @@ file, one input a line after it. The reader decodes each line in one msgspec pas
 line (not UTF-8 anywhere in it, skimmed parts included, or not the schema) with one error
 naming the file and line; a final line without its ``\\n`` (a torn write) is ignored.
 Appending is ``arena_tui.logs.writer``. See docs/log-format.md.
-
-Why one module: the reader's hot loop, the header it checks on every file (with the
-``first_t``/``last_t`` claims it holds each file to) and the one-line judgement of a
-refused line are one contract with the format; ``logcheck`` and the importers reuse them.
 """
 
 from __future__ import annotations

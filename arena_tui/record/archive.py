@@ -18,9 +18,6 @@ the one place that knows them (docs/data.md says where each comes from and the d
   trade; the two fills of a trade share its ``tid``, and the taker's says ``crossed``. A
   trade becomes one print shaped as the WebSocket's (``coin, side, px, sz, time, hash, tid,
   users: [buyer, seller]``), ``side`` being the taker's.
-
-Why one module: the layouts are one subject (what Hyperliquid put in its buckets, and when);
-each parser is short, and a reader checking one against docs/data.md wants them side by side.
 """
 
 from __future__ import annotations

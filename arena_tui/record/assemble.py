@@ -18,9 +18,6 @@ as it was.
   becomes one ``gap`` input, ``from`` the first missing hour's start, ``to`` the end of the
   run (at most the day's last ms), at ``t = to``; reason ``missing``, and ``what`` names the
   channel (an arena input's unknown fields are ignored by every reader).
-
-Why one module: the merge, the gaps, the header and the atomic write are one day file's
-making; a day file that exists must have gone through all of them.
 """
 
 from __future__ import annotations

@@ -15,9 +15,6 @@ Errors are one line (``FetchError``): no credentials, refused credentials, an en
 is not a URL, a bucket or object that is not there, a truncated download. Which missing
 data is a gap and which an error is decided in ``plan_day`` (docs/data.md): an empty
 (0-byte) object holds no hour of data, so it is taken as a missing hour, never downloaded.
-
-Why one module: the plan, its cost and the download share the object model (``Obj``, its
-cache path) and the S3 error mapping; apart, each would import the other.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ the terminal's width. report.json holds integers only (money e6, ratios e8, time
 verdict's mean and interval too) and paths relative to the run directory; docs/report.md
 describes every file.
 
-Why one module: every file of a run directory is written here from one result and one
-document (``write_files``), so report.json, the CSVs, fills.jsonl and the chart cannot
-disagree about a run, whether it was a backtest, a paper run or a log replayed.
+Every file of a run directory is written here from one result and one document
+(``write_files``), so report.json, the CSVs, fills.jsonl and the chart cannot disagree about
+a run, whether it was a backtest, a paper run or a log replayed.
 """
 
 from __future__ import annotations

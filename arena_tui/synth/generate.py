@@ -14,9 +14,6 @@ and ``coins`` (the built-in coins); ``--model walk`` swaps ``market``'s price fo
 edge-free martingale (with ``--signal``, a planted drift the oracle announces), and its
 header says so under ``"synth"``. bench/genlog.py builds its benchmark log on
 :class:`Synth` too.
-
-Why one module: the merged stream, its header and the file it goes to (compressed as the
-name says, written aside and moved into place) are the one job of ``arena synth``.
 """
 
 from __future__ import annotations

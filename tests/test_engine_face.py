@@ -6,9 +6,9 @@
 parsed with :mod:`ast` and held to it: no import of the inside (type-only ones included), no
 read of the engine's own tables (``.by_coin``, ``.accounts``, ``.assets``,
 ``.open_orders``), no write of its construction options (``.books_checked``,
-``.record_prints``: they are ``Engine(...)`` keywords) and no read of a private name the
-engine assigns (``._next_due``, ``._heap``, a book's ``._sides``, ...). Every failure names
-the file and line.
+``.record_prints``: they are ``Engine(...)`` keywords), no read of a private name the engine
+assigns or defines (``._next_due``, a book's ``._sides``, ``._run_due``, ...) and no import
+of a private name. Every failure names the file and line.
 
 Attribute names alone cannot say whose attribute it is (a mark row has its own
 ``open_orders``, a strategy's account view too), so the scan keys on the house's names for the
@@ -38,19 +38,25 @@ TABLES = frozenset({"by_coin", "accounts", "assets", "open_orders"})  # read: us
 OPTIONS = frozenset({"books_checked", "record_prints"})  # written: Engine(...) keywords
 
 
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def private_names() -> frozenset[str]:
-    """Every ``_name`` (not dunder) the engine assigns as an attribute: its private state."""
+    """Every ``_name`` (not dunder) the engine assigns as an attribute or defines as a
+    method: its private state and steps."""
     names = set()
     for path in sorted((ROOT / "engine").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.ctx, ast.Store)
-                and node.attr.startswith("_")
-                and not node.attr.startswith("__")
-            ):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                 names.add(node.attr)
-    return frozenset(names)
+            elif isinstance(node, ast.ClassDef):
+                names.update(
+                    f.name
+                    for f in node.body
+                    if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                )
+    return frozenset(n for n in names if private(n))
 
 
 PRIVATE = private_names()
@@ -78,6 +84,10 @@ def inside_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
                 for alias in node.names:
                     if alias.name in INSIDE:
                         yield node.lineno, f"imports engine.{alias.name}"
+            if node.module.split(".")[0] == "engine":
+                for alias in node.names:
+                    if private(alias.name):
+                        yield node.lineno, f"imports the private {node.module}.{alias.name}"
 
 
 def inside_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
@@ -180,9 +190,10 @@ def test_the_scan_sees_each_kind_of_touch(tmp_path: Path) -> None:
         "    m.open_orders\n"  # a mark row's own count
         "    ctx.account.open_orders\n"  # a strategy's account view
         "    self._out\n"  # a shell object's own private name
-        "    x = engine.record_prints\n",  # reading an option is allowed
+        "    x = engine.record_prints\n"  # reading an option is allowed
+        "from engine.units import _parse_e8\n",
         encoding="utf-8",
     )
     found = violations([module])
-    assert [int(v.split(":")[1]) for v in found] == [1, 2, 3, 5, 6, 7, 8, 9, 10, 11], found
+    assert [int(v.split(":")[1]) for v in found] == [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 16], found
     assert "_next_due" in PRIVATE and "_sides" in PRIVATE

@@ -25,14 +25,11 @@ from typing import IO
 from arena_tui.synth.coins import BUILTIN
 from arena_tui.synth.feed import BOOK, CTX, TRADES, CoinFeed
 from arena_tui.synth.generate import Synth
+from engine.units import E6, E8, MINUTE_MS, SECOND_MS
 
 SEASON_ID = "bench-replay"
 START_MS = 1_796_601_600_000  # 2026-12-07T00:00:00Z, Season 0's start
 LEAD_MS = 20_000  # the log starts this long before the season (registrations go there)
-MINUTE_MS = 60_000
-SECOND_MS = 1_000
-E8 = 10**8
-E6 = 10**6
 EQUITY_E6 = 10_000 * E6  # Season 0 starting equity
 ORDER_LIFETIME_MS = 3_600_000
 CANCEL_DELAY_MS = 2_000

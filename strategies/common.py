@@ -11,9 +11,9 @@ from collections import deque
 from dataclasses import dataclass
 
 from arena_tui.strategy import IOC, Context, Trade
-from engine.units import E8, lots_down, notional, tdiv
+from engine.units import E8, MINUTE_MS, lots_down, notional, tdiv
 
-MINUTE = 60_000
+MINUTE = MINUTE_MS  # the baselines' windows are written in minutes
 
 
 def order_size(ctx: Context, coin: str, px_e8: int, share_pct: int) -> int:

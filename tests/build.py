@@ -12,13 +12,12 @@ import msgspec
 
 from engine import Engine, Line, Market, Rules, Season
 from engine.events import Accepted, AnyEvent, Fill, Reason, Rejected
+from engine.units import DAY_MS, HOUR_MS, MINUTE_MS
+from engine.units import E6 as E6  # money is integer USDC at 1e6
+from engine.units import E8 as E8  # prices and sizes are integers at 1e8
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a day boundary
-MIN = 60_000
-HOUR = 3_600_000
-DAY = 86_400_000
-E8 = 10**8  # prices and sizes are integers at 1e8
-E6 = 10**6  # money is integer USDC at 1e6
+MIN, HOUR, DAY = MINUTE_MS, HOUR_MS, DAY_MS
 
 BTC = Market(coin="BTC", asset=0, szDecimals=5)
 ETH = Market(coin="ETH", asset=1, szDecimals=4)

@@ -22,10 +22,10 @@ from moto.server import ThreadedMotoServer
 
 from arena_tui.synth.feed import BOOK, CTX, TRADES
 from arena_tui.synth.generate import Synth, choose_markets
+from engine.units import HOUR_MS
 
 ARCHIVE, NODE = "hyperliquid-archive", "hl-mainnet-node-data"
 REGION = "ap-northeast-1"
-HOUR_MS = 3_600_000
 KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 CSV_HEAD = (
     "time,coin,funding,open_interest,prev_day_px,day_ntl_vlm,premium,oracle_px,mark_px,"

@@ -25,7 +25,7 @@ from tests import build
 from tests.clirun import ROOT, arena, arena_here
 from tests.market import market_rows, write_log
 
-E8 = 10**8
+E8 = build.E8
 CONTROL = Path(__file__).resolve().parents[1] / "strategies" / "control_random.py"
 
 # A taker buy through the ask on the first BTC book, and a post-only sell above the ask

@@ -22,7 +22,8 @@ from arena_tui.logs.thinlog import read_any_header
 from arena_tui.util.errors import ArenaError
 from arena_tui.util.paths import ARENA_TREE
 from engine import Header, Market, Rules, Season, backtest_season
-from engine.season import MINUTE_MS, check_markets, check_season
+from engine.season import check_markets, check_season
+from engine.units import MINUTE_MS
 
 PAPER = True  # Season 0 is paper trading: every score shown says so (seed 000)
 

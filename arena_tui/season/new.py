@@ -23,7 +23,8 @@ from arena_tui.logs.meta import parse_coins, select
 from arena_tui.season.file import SeasonError, parse_season
 from arena_tui.util.outputs import writing
 from engine import Market, Season
-from engine.season import MINUTE_MS, SEASON0_RULES, check_season
+from engine.season import SEASON0_RULES, check_season
+from engine.units import MINUTE_MS
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 

@@ -32,8 +32,8 @@ from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Happening
 from arena_tui.tui.source import BacktestSource
 from arena_tui.tui.widgets.activity import row
-from engine.core import _ENTRY_NAME
 from engine.events import Reason
+from tests import build
 from tests.clirun import ROOT, arena, arena_here, until
 from tests.market import market_rows, write_log
 
@@ -556,7 +556,10 @@ def test_subclasses_of_subclasses_load(tmp_path: Path) -> None:
 def test_entry_names_follow_the_engines_rule() -> None:
     from arena_tui.run.loader import ENTRY_NAME, parse_entry
 
-    assert ENTRY_NAME.pattern == _ENTRY_NAME.pattern
+    names = ["maker", "wide_2", "a-b_9", "x" * 32, "x" * 33, "Wide", "a b", "a.b", "é", ""]
+    rows = [build.register(build.T0 + i, name) for i, name in enumerate(names)]
+    eng, _ = build.run(build.season(), rows)
+    assert eng.entries() == [n for n in names if ENTRY_NAME.fullmatch(n)] == names[:4]
     assert parse_entry("strategies/maker.py") == (Path("strategies/maker.py"), "maker")
     assert parse_entry("strategies/maker.py:wide_2") == (Path("strategies/maker.py"), "wide_2")
     for bad in ("s.py:Wide", "s.py:", "s.py:a b", "s.py:" + "x" * 33):

@@ -29,6 +29,7 @@ from websockets.exceptions import ConnectionClosed, WebSocketException
 from arena_tui.logs.meta import MetaUnavailable, fetch_meta_async
 from arena_tui.record.recorder import Event, Recorder
 from engine import Market
+from engine.units import NS_PER_MS
 
 CHANNELS = ("l2Book", "trades", "activeAssetCtx")
 PING = '{"method":"ping"}'
@@ -37,7 +38,7 @@ MAX_FRAME = 1 << 24  # a trades snapshot can be large; Hyperliquid's frames stay
 
 def wall_ms() -> int:
     """The receive clock: wall time in ms (every live input is stamped with it)."""
-    return time.time_ns() // 1_000_000
+    return time.time_ns() // NS_PER_MS
 
 
 @dataclass(frozen=True)

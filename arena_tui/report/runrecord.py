@@ -33,6 +33,7 @@ import msgspec
 from arena_tui.report.verdict_text import summary
 from arena_tui.run.rundir import RUN_LOG
 from arena_tui.util.errors import ArenaError
+from engine.units import NS_PER_MS
 
 SWEEP_STORE = "sweep.sqlite"  # (arena_tui.sweep.store.STORE_FILE: sweep imports report)
 ANSWERS = ("ranked", "money", "skill", "floor")  # the verdict's questions, then the floor
@@ -221,7 +222,7 @@ def read_run(path: Path) -> RunRecord:
         raise RunsError(f"{path}: no such directory")
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))
-        when = report.stat().st_mtime_ns // 1_000_000
+        when = report.stat().st_mtime_ns // NS_PER_MS
     except FileNotFoundError:
         raise RunsError(f"{path}: not a run directory (no report.json)") from None
     except (OSError, ValueError) as exc:

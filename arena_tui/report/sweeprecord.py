@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.report.runrecord import SWEEP_STORE, RunRecord, RunsError, verdict_facts
+from engine.units import NS_PER_MS
 
 SWEEP_RESULT = "sweep.json"  # written when the sweep finishes
 
@@ -61,7 +62,7 @@ def read_sweep(path: Path) -> RunRecord:
     if not finished:
         doc, jobs = _sweep_config(store)
     try:
-        when = (result if finished else store).stat().st_mtime_ns // 1_000_000
+        when = (result if finished else store).stat().st_mtime_ns // NS_PER_MS
     except OSError as exc:
         raise RunsError(f"{path}: {exc}") from None
     days = [d for d in doc.get("days") or [] if isinstance(d, dict)]

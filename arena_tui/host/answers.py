@@ -2,7 +2,8 @@
 
 Why this module exists: a handler must answer from exactly what the engine holds (an
 order's reserve, an account's cap) so an agent never plans against numbers the engine
-disagrees with. Each function reads, builds one Struct of ``schemas``, and changes nothing.
+disagrees with. Each function reads the engine through its read face, builds one Struct of
+the wire vocabulary (``arena_tui.wire.api``), and changes nothing.
 """
 
 from __future__ import annotations
@@ -13,16 +14,12 @@ from typing import Literal
 
 import msgspec
 
-from arena_tui.host import schemas as s
 from arena_tui.host.views import Marks, Views
 from arena_tui.season.file import PAPER
-from engine import Engine, Season
+from arena_tui.wire import api as s
+from engine import PENDING, Engine, Season, decode_levels, format_cloid, tdiv
 from engine import events as ev
-from engine.fills import decode_levels
 from engine.inputs import Level as RawLevel
-from engine.orders import format_cloid
-from engine.state import PENDING
-from engine.units import tdiv
 
 MAX_FILLS = 1000  # fills in one answer; ``more`` says there are others after them
 MAX_MARKS = 5000  # minute marks in one answer (three and a half days of them)
@@ -31,14 +28,14 @@ MAX_MARKS = 5000  # minute marks in one answer (three and a half days of them)
 def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None = None) -> s.Orders:
     """The entry's open orders, each with its note (``notes``: Views.notes)."""
     notes = notes or {}
-    acct = eng.accounts[entry]
     life = eng.rules.order_lifetime_ms
-    out = [
+    coins = {a.asset: a.coin for a in eng.coin_states()}
+    out = tuple(
         s.OpenOrder(
             oid=o.oid,
             cloid=format_cloid(o.cloid),
             asset=o.asset,
-            coin=eng.assets[o.asset].coin,
+            coin=coins[o.asset],
             isBuy=o.is_buy,
             limitPx=o.limit_px,
             sz=o.sz,
@@ -52,8 +49,8 @@ def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None 
             expires_at=o.received + life,
             note=notes.get((entry, o.oid)),
         )
-        for o in acct.orders.values()
-    ]
+        for o in eng.open_orders_of(entry)
+    )
     return s.Orders(orders=out)
 
 
@@ -82,7 +79,7 @@ def fills(views: Views, entry: str, since: int) -> s.Fills:
     times = views.fill_times.get(entry, [])
     first = bisect.bisect_left(times, since)
     chosen = mine[first : first + MAX_FILLS]
-    out = [fill(e, first + i + 1, views.note_of(e)) for i, e in enumerate(chosen)]
+    out = tuple(fill(e, first + i + 1, views.note_of(e)) for i, e in enumerate(chosen))
     return s.Fills(fills=out, more=first + MAX_FILLS < len(mine))
 
 
@@ -101,10 +98,10 @@ def equity(views: Views, entry: str, since: int) -> s.Equity:
     """The entry's minute marks with ``t >= since``, oldest first, at most MAX_MARKS."""
     marks = views.marks.get(entry)
     if marks is None:
-        return s.Equity(entry=entry, marks=[], more=False)
+        return s.Equity(entry=entry, marks=(), more=False)
     first = marks.first_at(since)
     last = min(len(marks), first + MAX_MARKS)
-    out = [_mark(marks, i) for i in range(first, last)]
+    out = tuple(_mark(marks, i) for i in range(first, last))
     return s.Equity(entry=entry, marks=out, more=last < len(marks))
 
 
@@ -127,7 +124,7 @@ def _row(r: ev.ScoreRow) -> s.ScoreRow:
 def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
     """Every registered entry, by name, with its latest minute mark and score row."""
     out = []
-    for name in sorted(eng.accounts):
+    for name in sorted(eng.entries()):
         marks = views.marks.get(name)
         row = views.latest.get(name)
         out.append(
@@ -139,24 +136,27 @@ def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
                 row=None if row is None else _row(row),
             )
         )
-    return s.Entries(season=season.id, paper=PAPER, entries=out)
+    return s.Entries(season=season.id, paper=PAPER, entries=tuple(out))
 
 
 def account(eng: Engine, entry: str) -> s.Account:
-    acct = eng.accounts[entry]
+    acct = eng.account(entry)
+    if acct is None:
+        raise KeyError(entry)
     positions = []
     for asset, pos in acct.positions.items():
-        a = eng.assets[asset]
+        a = eng.asset_state(asset)
+        assert a is not None  # (a position is in a market of the season)
         positions.append(s.Position(asset=asset, coin=a.coin, sz=pos, mark=a.mark))
-    equity = acct.equity(eng.assets)
+    equity = eng.equity(entry)
     return s.Account(
         entry=entry,
         t=eng.t,
         cash=acct.cash,
         equity=equity,
-        positions=positions,
+        positions=tuple(positions),
         reserved=acct.reserved,
-        exposure=acct.exposure(eng.assets),
+        exposure=eng.exposure(entry),
         cap=tdiv(equity * eng.rules.position_cap_pct, 100),
         open_orders=len(acct.orders),
         paused=acct.paused,
@@ -180,7 +180,7 @@ def season_info(eng: Engine, season: Season, now: int, body_max: int) -> s.Seaso
         id=season.id,
         start=season.start,
         end=season.end,
-        markets=[s.MarketOut(m.coin, m.asset, m.szDecimals) for m in season.markets],
+        markets=tuple(s.MarketOut(m.coin, m.asset, m.szDecimals) for m in season.markets),
         rules=msgspec.to_builtins(rules),
         rules_sha256=season.rules_sha256,
         paper=PAPER,
@@ -190,19 +190,19 @@ def season_info(eng: Engine, season: Season, now: int, body_max: int) -> s.Seaso
     )
 
 
-def _levels(side: list[RawLevel]) -> list[s.Level]:
-    return [s.Level(px=lv.px, sz=lv.sz, n=lv.n) for lv in side]
+def _levels(side: list[RawLevel]) -> tuple[s.Level, ...]:
+    return tuple(s.Level(px=lv.px, sz=lv.sz, n=lv.n) for lv in side)
 
 
 def book(eng: Engine, views: Views, coin: str) -> s.BookOut | None:
     """The latest book of ``coin`` (None: not a market of the season)."""
-    a = eng.by_coin.get(coin)
+    a = eng.coin_state(coin)
     if a is None:
         return None
     seen = views.books.get(coin)
     if seen is None:
-        return s.BookOut(coin, a.asset, None, None, [[], []], a.mark, False)
+        return s.BookOut(coin, a.asset, None, None, ((), ()), a.mark, False)
     t, data = seen
     bids, asks = decode_levels(data)
     stale = t - data.time > eng.rules.stale_book_ms
-    return s.BookOut(coin, a.asset, t, data.time, [_levels(bids), _levels(asks)], a.mark, stale)
+    return s.BookOut(coin, a.asset, t, data.time, (_levels(bids), _levels(asks)), a.mark, stale)

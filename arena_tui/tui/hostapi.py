@@ -38,7 +38,6 @@ from arena_tui.wire.api import (
 from engine.units import DAY_MS
 
 __all__ = [
-    "DAY_MS",
     "AccountDoc",
     "BookDoc",
     "HostClient",

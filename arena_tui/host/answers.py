@@ -30,7 +30,7 @@ def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None 
     notes = notes or {}
     life = eng.rules.order_lifetime_ms
     coins = {a.asset: a.coin for a in eng.coin_states()}
-    out = tuple(
+    out = [
         s.OpenOrder(
             oid=o.oid,
             cloid=format_cloid(o.cloid),
@@ -50,7 +50,7 @@ def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None 
             note=notes.get((entry, o.oid)),
         )
         for o in eng.open_orders_of(entry)
-    )
+    ]
     return s.Orders(orders=out)
 
 
@@ -79,7 +79,7 @@ def fills(views: Views, entry: str, since: int) -> s.Fills:
     times = views.fill_times.get(entry, [])
     first = bisect.bisect_left(times, since)
     chosen = mine[first : first + MAX_FILLS]
-    out = tuple(fill(e, first + i + 1, views.note_of(e)) for i, e in enumerate(chosen))
+    out = [fill(e, first + i + 1, views.note_of(e)) for i, e in enumerate(chosen)]
     return s.Fills(fills=out, more=first + MAX_FILLS < len(mine))
 
 
@@ -98,10 +98,10 @@ def equity(views: Views, entry: str, since: int) -> s.Equity:
     """The entry's minute marks with ``t >= since``, oldest first, at most MAX_MARKS."""
     marks = views.marks.get(entry)
     if marks is None:
-        return s.Equity(entry=entry, marks=(), more=False)
+        return s.Equity(entry=entry, marks=[], more=False)
     first = marks.first_at(since)
     last = min(len(marks), first + MAX_MARKS)
-    out = tuple(_mark(marks, i) for i in range(first, last))
+    out = [_mark(marks, i) for i in range(first, last)]
     return s.Equity(entry=entry, marks=out, more=last < len(marks))
 
 
@@ -136,7 +136,7 @@ def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
                 row=None if row is None else _row(row),
             )
         )
-    return s.Entries(season=season.id, paper=PAPER, entries=tuple(out))
+    return s.Entries(season=season.id, paper=PAPER, entries=out)
 
 
 def account(eng: Engine, entry: str) -> s.Account:
@@ -154,7 +154,7 @@ def account(eng: Engine, entry: str) -> s.Account:
         t=eng.t,
         cash=acct.cash,
         equity=equity,
-        positions=tuple(positions),
+        positions=positions,
         reserved=acct.reserved,
         exposure=eng.exposure(entry),
         cap=tdiv(equity * eng.rules.position_cap_pct, 100),
@@ -180,7 +180,7 @@ def season_info(eng: Engine, season: Season, now: int, body_max: int) -> s.Seaso
         id=season.id,
         start=season.start,
         end=season.end,
-        markets=tuple(s.MarketOut(m.coin, m.asset, m.szDecimals) for m in season.markets),
+        markets=[s.MarketOut(m.coin, m.asset, m.szDecimals) for m in season.markets],
         rules=msgspec.to_builtins(rules),
         rules_sha256=season.rules_sha256,
         paper=PAPER,
@@ -190,8 +190,8 @@ def season_info(eng: Engine, season: Season, now: int, body_max: int) -> s.Seaso
     )
 
 
-def _levels(side: list[RawLevel]) -> tuple[s.Level, ...]:
-    return tuple(s.Level(px=lv.px, sz=lv.sz, n=lv.n) for lv in side)
+def _levels(side: list[RawLevel]) -> list[s.Level]:
+    return [s.Level(px=lv.px, sz=lv.sz, n=lv.n) for lv in side]
 
 
 def book(eng: Engine, views: Views, coin: str) -> s.BookOut | None:
@@ -201,8 +201,8 @@ def book(eng: Engine, views: Views, coin: str) -> s.BookOut | None:
         return None
     seen = views.books.get(coin)
     if seen is None:
-        return s.BookOut(coin, a.asset, None, None, ((), ()), a.mark, False)
+        return s.BookOut(coin, a.asset, None, None, [[], []], a.mark, False)
     t, data = seen
     bids, asks = decode_levels(data)
     stale = t - data.time > eng.rules.stale_book_ms
-    return s.BookOut(coin, a.asset, t, data.time, (_levels(bids), _levels(asks)), a.mark, stale)
+    return s.BookOut(coin, a.asset, t, data.time, [_levels(bids), _levels(asks)], a.mark, stale)

@@ -15,6 +15,7 @@ is one of three exceptions, each with a line a person can read:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -191,7 +192,7 @@ def paper_label(paper: bool | None) -> str:
     return "paper" if paper else "not paper"
 
 
-def latest_day(rows: tuple[ScoreRow, ...]) -> tuple[ScoreRow, ...]:
+def latest_day(rows: Sequence[ScoreRow]) -> tuple[ScoreRow, ...]:
     """The rows of the last day among ``rows``, in the order served."""
     if not rows:
         return ()

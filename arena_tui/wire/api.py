@@ -6,8 +6,8 @@ host encodes its answers from these types and decodes requests into them
 (``arena_tui.host.openapi``), and a reader (arena-tui's ``HostClient``) decodes the answers
 with them: unknown fields are ignored there, so a newer host still reads. The seven order
 fields keep the vault's names (``isBuy``, ``limitPx``, ...); everything else is snake_case
-like the engine's events. A list in JSON is a tuple here (the same schema: an array), so
-an answer, once read, cannot change under the screen that shows it.
+like the engine's events. The Structs are frozen: an answer, once built or read, keeps its
+fields (its lists stay lists, so ``msgspec.to_builtins`` of one is the JSON it encodes to).
 
 The class names and docstrings are the document's schema names and descriptions: renaming
 one or writing a docstring changes ``/openapi.json``.
@@ -89,7 +89,7 @@ class OpenOrder(Struct, frozen=True):
 
 
 class Orders(Struct, frozen=True):
-    orders: tuple[OpenOrder, ...]
+    orders: list[OpenOrder]
 
 
 class Fill(Struct, frozen=True):
@@ -110,7 +110,7 @@ class Fill(Struct, frozen=True):
 
 
 class Fills(Struct, frozen=True):
-    fills: tuple[Fill, ...]
+    fills: list[Fill]
     more: bool
 
 
@@ -126,7 +126,7 @@ class Account(Struct, frozen=True):
     t: Ms
     cash: int  # e6, and so the money fields below
     equity: int
-    positions: tuple[Position, ...]
+    positions: list[Position]
     reserved: int
     exposure: int
     cap: int
@@ -156,7 +156,7 @@ class SeasonInfo(Struct, frozen=True):
     id: str
     start: Ms
     end: Ms
-    markets: tuple[MarketOut, ...]
+    markets: list[MarketOut]
     rules: dict[str, Any]
     rules_sha256: str
     paper: bool  # Season 0 is paper trading: no money is at stake
@@ -183,7 +183,7 @@ class Scores(Struct, frozen=True):
     season: str
     paper: bool
     final: bool
-    rows: tuple[ScoreRow, ...]
+    rows: list[ScoreRow]
 
 
 class MarkOut(Struct, frozen=True):
@@ -208,12 +208,12 @@ class EntryOut(Struct, frozen=True):
 class Entries(Struct, frozen=True):
     season: str
     paper: bool
-    entries: tuple[EntryOut, ...]
+    entries: list[EntryOut]
 
 
 class Equity(Struct, frozen=True):
     entry: str
-    marks: tuple[MarkOut, ...]
+    marks: list[MarkOut]
     more: bool
 
 
@@ -228,7 +228,7 @@ class BookOut(Struct, frozen=True):
     asset: int
     t: int | None  # receive time (None: no book yet)
     time: int | None  # the exchange's time
-    levels: tuple[tuple[Level, ...], ...]  # bids, asks (best first)
+    levels: list[list[Level]]  # bids, asks (best first)
     mark: int | None  # e8
     stale: bool
 

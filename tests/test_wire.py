@@ -24,6 +24,7 @@ import arena_tui.verify
 from arena_tui.host.openapi import components
 from arena_tui.tui import hostapi
 from arena_tui.tui.hostapi import HostClient
+from arena_tui.verify import remote
 from arena_tui.verify.compare import FIELDS
 from arena_tui.wire import api
 from tests.hostkit import hosted, order
@@ -95,9 +96,11 @@ def test_the_readers_names_are_the_wires_structs() -> None:
     }  # fmt: skip
     doc = msgspec.json.decode(json.dumps(old), type=hostapi.SeasonDoc)
     assert (doc.paper, doc.rules, doc.limits.body_max_bytes) == (None, None, None)
-    # verify names a published row's fields as the wire spells them
+    # verify names a published row's fields as the wire spells them, and what it checks of
+    # an answer before calling the URL an arena host are the wire's fields too
     names = [f.encode_name for f in msgspec.structs.fields(api.ScoreRow)]
     assert list(FIELDS) == [n for n in names if n not in ("day", "t", "entry")]
+    assert set(remote._SEASON_FIELDS) <= set(api.SeasonInfo.__struct_encode_fields__)
 
 
 def test_the_openapi_document_is_generated_from_the_wire() -> None:

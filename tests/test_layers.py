@@ -30,6 +30,7 @@ ROOMS = (
     "tui",
     "util",
     "verify",
+    "wire",
 )
 
 
@@ -103,6 +104,9 @@ def test_a_lazy_import_of_the_tui_in_a_command_fails_too(tree: Path) -> None:
         ("host/views.py", "from arena_tui.tui import fmt", "arena_tui.host.views"),
         # the verifier importing the host it checks (it knows it over HTTP only)
         ("verify/remote.py", "from arena_tui.host import store", "arena_tui.verify.remote"),
+        # the wire vocabulary importing an end of the wire (host and screen meet only there)
+        ("wire/api.py", "from arena_tui.host import schemas", "arena_tui.wire.api"),
+        ("wire/api.py", "from arena_tui.tui import hostapi", "arena_tui.wire.api"),
         # the generator importing a log reader
         ("synth/generate.py", "from arena_tui.logs import logfile", "arena_tui.synth.generate"),
         # the shell using its own public facade
@@ -145,7 +149,7 @@ def test_every_room_says_what_it_owns_and_may_import() -> None:
     for room in ROOMS:
         doc = docstring(ROOT / "arena_tui" / room / "__init__.py")
         assert len(doc) > 80, f"arena_tui/{room}/__init__.py needs its docstring"
-    for room in ("logs", "record", "report", "run", "season", "synth", "util", "verify"):
+    for room in ("logs", "record", "report", "run", "season", "synth", "util", "verify", "wire"):
         doc = docstring(ROOT / "arena_tui" / room / "__init__.py")
         assert "May import" in doc, f"arena_tui/{room}/__init__.py: say what it may import"
 

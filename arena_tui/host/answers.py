@@ -2,7 +2,8 @@
 
 Why this module exists: a handler must answer from exactly what the engine holds (an
 order's reserve, an account's cap) so an agent never plans against numbers the engine
-disagrees with. Each function reads, builds one Struct of ``schemas``, and changes nothing.
+disagrees with. Each function reads the engine through its read face, builds one Struct of
+the wire vocabulary (``arena_tui.wire.api``), and changes nothing.
 """
 
 from __future__ import annotations
@@ -13,16 +14,12 @@ from typing import Literal
 
 import msgspec
 
-from arena_tui.host import schemas as s
 from arena_tui.host.views import Marks, Views
 from arena_tui.season.file import PAPER
-from engine import Engine, Season
+from arena_tui.wire import api as s
+from engine import PENDING, Engine, Season, decode_levels, format_cloid, tdiv
 from engine import events as ev
-from engine.fills import decode_levels
 from engine.inputs import Level as RawLevel
-from engine.orders import format_cloid
-from engine.state import PENDING
-from engine.units import tdiv
 
 MAX_FILLS = 1000  # fills in one answer; ``more`` says there are others after them
 MAX_MARKS = 5000  # minute marks in one answer (three and a half days of them)
@@ -31,14 +28,14 @@ MAX_MARKS = 5000  # minute marks in one answer (three and a half days of them)
 def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None = None) -> s.Orders:
     """The entry's open orders, each with its note (``notes``: Views.notes)."""
     notes = notes or {}
-    acct = eng.accounts[entry]
     life = eng.rules.order_lifetime_ms
+    coins = {a.asset: a.coin for a in eng.coin_states()}
     out = [
         s.OpenOrder(
             oid=o.oid,
             cloid=format_cloid(o.cloid),
             asset=o.asset,
-            coin=eng.assets[o.asset].coin,
+            coin=coins[o.asset],
             isBuy=o.is_buy,
             limitPx=o.limit_px,
             sz=o.sz,
@@ -52,7 +49,7 @@ def orders(eng: Engine, entry: str, notes: Mapping[tuple[str, int], str] | None 
             expires_at=o.received + life,
             note=notes.get((entry, o.oid)),
         )
-        for o in acct.orders.values()
+        for o in eng.open_orders_of(entry)
     ]
     return s.Orders(orders=out)
 
@@ -127,7 +124,7 @@ def _row(r: ev.ScoreRow) -> s.ScoreRow:
 def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
     """Every registered entry, by name, with its latest minute mark and score row."""
     out = []
-    for name in sorted(eng.accounts):
+    for name in sorted(eng.entries()):
         marks = views.marks.get(name)
         row = views.latest.get(name)
         out.append(
@@ -143,12 +140,15 @@ def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
 
 
 def account(eng: Engine, entry: str) -> s.Account:
-    acct = eng.accounts[entry]
+    acct = eng.account(entry)
+    if acct is None:
+        raise KeyError(entry)
     positions = []
     for asset, pos in acct.positions.items():
-        a = eng.assets[asset]
+        a = eng.asset_state(asset)
+        assert a is not None  # (a position is in a market of the season)
         positions.append(s.Position(asset=asset, coin=a.coin, sz=pos, mark=a.mark))
-    equity = acct.equity(eng.assets)
+    equity = eng.equity(entry)
     return s.Account(
         entry=entry,
         t=eng.t,
@@ -156,7 +156,7 @@ def account(eng: Engine, entry: str) -> s.Account:
         equity=equity,
         positions=positions,
         reserved=acct.reserved,
-        exposure=acct.exposure(eng.assets),
+        exposure=eng.exposure(entry),
         cap=tdiv(equity * eng.rules.position_cap_pct, 100),
         open_orders=len(acct.orders),
         paused=acct.paused,
@@ -196,7 +196,7 @@ def _levels(side: list[RawLevel]) -> list[s.Level]:
 
 def book(eng: Engine, views: Views, coin: str) -> s.BookOut | None:
     """The latest book of ``coin`` (None: not a market of the season)."""
-    a = eng.by_coin.get(coin)
+    a = eng.coin_state(coin)
     if a is None:
         return None
     seen = views.books.get(coin)

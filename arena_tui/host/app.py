@@ -32,9 +32,9 @@ from arena_tui.host.session import LogWriteError, Session
 from arena_tui.host.views import Subscriber
 from arena_tui.logs.notes import NoteError, check_note
 from arena_tui.season.file import PAPER
-from engine import MalformedInput
+from arena_tui.wire import api as w
+from engine import MalformedInput, format_cloid, parse_cloid
 from engine import events as ev
-from engine.orders import format_cloid, parse_cloid
 
 JSON = "application/json"
 Handler = Callable[[Request, str], Awaitable[Response]]
@@ -48,7 +48,7 @@ def answer(body: Any, status: int = 200, headers: dict[str, str] | None = None) 
 
 
 def error(status: int, code: str, detail: str | None = None, **headers: str) -> Response:
-    return answer(s.Error(code, detail), status, headers or None)
+    return answer(w.Error(code, detail), status, headers or None)
 
 
 def _int_param(request: Request, name: str) -> int | None:
@@ -192,7 +192,7 @@ class Api:
         result = _own(await self.session.submit(doc), entry)
         if isinstance(result, ev.Accepted):
             cloid = format_cloid(result.cloid)
-            return answer(s.OrderAccepted(result.oid, cloid, result.t, result.activates_at))
+            return answer(w.OrderAccepted(result.oid, cloid, result.t, result.activates_at))
         return _rejected(result)
 
     async def post_cancel(self, request: Request, entry: str) -> Response:
@@ -211,7 +211,7 @@ class Api:
             doc["cloid"] = c.cloid
         result = _own(await self.session.submit(doc), entry)
         if isinstance(result, ev.CancelPending):
-            return answer(s.CancelAccepted(result.oid, result.t, result.effective_at))
+            return answer(w.CancelAccepted(result.oid, result.t, result.effective_at))
         return _rejected(result)
 
     # ---- reads -------------------------------------------------------------------------
@@ -272,7 +272,7 @@ class Api:
 
     def _entry(self, request: Request) -> str | Response:
         entry = str(request.path_params["entry"])
-        if entry not in self.engine.accounts:
+        if self.engine.account(entry) is None:
             return error(404, "UnknownEntry", "no such entry in this season (GET /v1/entries)")
         return entry
 
@@ -404,7 +404,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     headers = dict(exc.headers or {})
     if "Allow" in headers:  # (Starlette joins a set: the order would change with the hash seed)
         headers["Allow"] = ", ".join(sorted(m.strip() for m in headers["Allow"].split(",")))
-    return answer(s.Error(code, str(exc.detail)), exc.status_code, headers)
+    return answer(w.Error(code, str(exc.detail)), exc.status_code, headers)
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:

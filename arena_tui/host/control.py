@@ -45,7 +45,7 @@ async def register(session: Session, entry: str, key_sha256: str) -> dict[str, A
         return {"error": f"entry name {entry!r}: want 1-32 of [a-z0-9_-]"}
     if not SHA256_HEX.fullmatch(key_sha256):
         return {"error": "key_sha256: want 64 lowercase hex digits"}
-    if entry in eng.accounts:
+    if eng.account(entry) is not None:
         return {"error": f"entry {entry!r} is already registered in this season"}
     if eng.over:
         return {"error": f"season {session.season.id} is over: registrations change nothing"}

@@ -1,8 +1,9 @@
 """The OpenAPI 3.1 document of the API, generated from the msgspec types it decodes with.
 
 Why this module exists: agent builders (and the fuzz tests) read the API from one
-machine-readable document; generating its schemas from ``arena_tui.host.schemas`` keeps
-it true to what the server actually accepts. Paths, statuses and prose are written here.
+machine-readable document; generating its schemas from ``arena_tui.wire.api`` (the Structs
+the host answers with and its readers decode with) keeps it true to what the server
+actually accepts. Paths, statuses and prose are written here.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from arena_tui.host import schemas as s
 from arena_tui.logs.notes import MAX_NOTE_CHARS, NOTE_PATTERN
+from arena_tui.wire import api as w
 
 REF = "#/components/schemas/{name}"
 SECURED: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -65,7 +66,7 @@ def _query(name: str, text: str) -> dict[str, Any]:
 
 
 def components() -> dict[str, Any]:
-    _, schemas = msgspec.json.schema_components(s.ANSWERS, ref_template=REF)
+    _, schemas = msgspec.json.schema_components(w.ANSWERS, ref_template=REF)
     for name in ("OrderRequest", "CancelRequest"):
         for field in ("limitPx", "sz", "oid"):
             prop = schemas[name]["properties"].get(field)
@@ -74,7 +75,7 @@ def components() -> dict[str, Any]:
             options = prop.get("anyOf", [prop])
             for option in options:
                 if option.get("type") == "integer":
-                    option["maximum"] = s.U64_MAX
+                    option["maximum"] = w.U64_MAX
     schemas["CancelRequest"]["oneOf"] = [_named_by("oid", "integer"), _named_by("cloid", "string")]
     for option in schemas["OrderRequest"]["properties"]["note"]["anyOf"]:
         if option.get("type") == "string":

@@ -188,13 +188,13 @@ class Host:
             "rules_sha256": session.season.rules_sha256,
             "log": str(self.opts.log),
             "replayed": session.replayed,
-            "entries": len(session.engine.accounts),
+            "entries": len(session.engine.entries()),
         }
         s = session.season
         self.note(
             f"season {s.id} (rules {s.rules_sha256[:12]}...), log {self.opts.log} "
             f"({plural(session.replayed, 'input')} replayed, "
-            f"{plural(len(session.engine.accounts), 'entry', 'entries')}); "
+            f"{plural(len(session.engine.entries()), 'entry', 'entries')}); "
             f"serving {url} (API: {url}/openapi.json)"
         )
         if self.on_ready is not None:

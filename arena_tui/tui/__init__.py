@@ -9,7 +9,8 @@ header), ``spectator`` and ``spectated`` (watching a running host over HTTP),
 ``arena.tcss`` (all the styling). Nothing here is imported by ``arena backtest`` unless it
 is asked for ``--tui``.
 
-May import: the capabilities (``run``, ``report``, ``record``), the data rooms, ``engine``,
+May import: the capabilities (``run``, ``report``, ``record``), the data rooms, ``wire``
+(the API's bodies: a host's answers are read with the host's own Structs), ``engine``,
 ``util``; never ``commands`` (arena-tui builds its runs with ``run.build``) or ``host``
 (a host is watched over HTTP only).
 """

@@ -15,126 +15,78 @@ is one of three exceptions, each with a line a person can read:
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 import msgspec
-from msgspec import Struct
 
 from arena_tui.util.text import printable_doc
+from arena_tui.wire.api import (
+    Account,
+    BookOut,
+    Error,
+    Level,
+    Limits,
+    OpenOrder,
+    Orders,
+    Position,
+    ScoreRow,
+    Scores,
+    SeasonInfo,
+)
+from engine.units import DAY_MS
 
-DAY_MS = 86_400_000
+__all__ = [
+    "AccountDoc",
+    "BookDoc",
+    "HostClient",
+    "HostDown",
+    "Level",
+    "OpenOrder",
+    "OrdersDoc",
+    "Position",
+    "Refused",
+    "ScoreRow",
+    "ScoresDoc",
+    "SeasonDoc",
+    "host_url",
+    "latest_day",
+    "paper_label",
+]
+
 TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 
+# The answers as the host encodes them (``arena_tui.wire.api``), by the names the panels use.
+AccountDoc = Account
+BookDoc = BookOut
+OrdersDoc = Orders
 
-class Market(Struct, frozen=True):
-    coin: str
-    asset: int
-    szDecimals: int
-
-
-class Limits(Struct, frozen=True):
-    rate_limit_requests: int
-    rate_limit_window_ms: int
+# What a host older than a field does not send is read as None (each override only
+# widens a field of the wire's Struct; the fields are the wire's, never declared again).
 
 
-class SeasonDoc(Struct, frozen=True):
-    id: str
-    start: int
-    end: int
-    markets: tuple[Market, ...]
-    rules_sha256: str
-    t: int  # the server's clock
-    state: Literal["before", "running", "over"]
-    limits: Limits
-    paper: bool | None = None  # the host says its season is paper (None: an older host)
+class LimitsDoc(Limits, frozen=True, kw_only=True):
+    body_max_bytes: int | None = None  # type: ignore[assignment]
 
 
-class ScoreRow(Struct, frozen=True):
-    day: int
-    t: int
-    entry: str
-    rank: int
-    equity: int  # e6
-    ret: int = msgspec.field(name="return")  # e8
-    mdd: int  # e8
-    score: int  # e8
-    eligible: bool
-    fill_days: int
-    active_share: int  # e8
+class SeasonDoc(SeasonInfo, frozen=True, kw_only=True):
+    """``GET /v1/season`` as read from any host (a field an older host omits: None)."""
+
+    rules: dict[str, Any] | None = None  # type: ignore[assignment]
+    paper: bool | None = None  # type: ignore[assignment]  # (None: the host did not say)
+    limits: LimitsDoc
 
 
-class ScoresDoc(Struct, frozen=True):
-    season: str
-    final: bool
-    rows: tuple[ScoreRow, ...]
-    paper: bool | None = None  # the rows are paper trading's (None: an older host)
+class ScoresDoc(Scores, frozen=True, kw_only=True):
+    """``GET /v1/scores`` as read: ``paper`` None from a host that does not say."""
+
+    paper: bool | None = None  # type: ignore[assignment]
 
 
-class Level(Struct, frozen=True):
-    px: str
-    sz: str
-    n: int
-
-
-class BookDoc(Struct, frozen=True):
-    coin: str
-    asset: int
-    t: int | None  # receive time (None: no book yet)
-    time: int | None  # the exchange's time
-    levels: tuple[tuple[Level, ...], tuple[Level, ...]]
-    mark: int | None  # e8
-    stale: bool
-
-
-class Position(Struct, frozen=True):
-    asset: int
-    coin: str
-    sz: int  # e8
-    mark: int | None  # e8
-
-
-class AccountDoc(Struct, frozen=True):
-    entry: str
-    t: int
-    cash: int
-    equity: int
-    positions: tuple[Position, ...]
-    reserved: int
-    exposure: int
-    cap: int
-    open_orders: int
-    paused: bool
-    peak: int
-    mdd: int
-    marks: int
-    active_marks: int
-    fill_days: int
-
-
-class OpenOrder(Struct, frozen=True):
-    oid: int
-    coin: str
-    isBuy: bool
-    limitPx: int
-    sz: int
-    reduceOnly: bool
-    filled: int
-    state: str
-    received: int
-    reserve: int
-    cancel_at: int | None
-    expires_at: int
-
-
-class OrdersDoc(Struct, frozen=True):
-    orders: tuple[OpenOrder, ...]
-
-
-class _ErrorDoc(Struct):
-    error: str = "?"
-    detail: str | None = None
+class _ErrorDoc(Error, frozen=True, kw_only=True):
+    error: str = "?"  # an error without its code still reads
 
 
 class HostDown(Exception):
@@ -240,7 +192,7 @@ def paper_label(paper: bool | None) -> str:
     return "paper" if paper else "not paper"
 
 
-def latest_day(rows: tuple[ScoreRow, ...]) -> tuple[ScoreRow, ...]:
+def latest_day(rows: Sequence[ScoreRow]) -> tuple[ScoreRow, ...]:
     """The rows of the last day among ``rows``, in the order served."""
     if not rows:
         return ()

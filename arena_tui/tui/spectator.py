@@ -228,7 +228,7 @@ class _Poll:
         self.due_entry = now + keyed_intervals(self.season)[1]
         try:
             account = self.client.account()
-            self.orders = self.client.orders().orders
+            self.orders = tuple(self.client.orders().orders)
             self.account, self.entry_note = account, None
         except Refused as exc:
             self.entry_note = self.refused(exc, now, "")

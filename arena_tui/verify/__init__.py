@@ -10,6 +10,6 @@ once, or following the season until it is final). See docs/verify.md.
 
 May import: ``run`` (the one spelling of a score row), ``season`` (the season loader, so
 the rules hash is computed as everywhere else), ``logs`` (the line decoder), ``engine``,
-``util``; never ``host`` (it knows the host only as an HTTP client does), ``commands`` or
-``tui``.
+``util``, ``wire`` (a published row's fields, by the API's names); never ``host`` (it
+knows the host only as an HTTP client does), ``commands`` or ``tui``.
 """

@@ -15,11 +15,16 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from arena_tui.run.replay import score_row_doc
 from arena_tui.util.human import utc_ms
 from arena_tui.verify.logreplay import Key, LogReplay
+from arena_tui.wire.api import ScoreRow
 
-FIELDS = ("rank", "equity", "return", "mdd", "score", "eligible", "fill_days", "active_share")
+KEYS = ("day", "t", "entry")  # what names a published row: (entry, day) as of the mark t
+# what a row says of them, by the names the API spells (``/v1/scores``' rows are ScoreRows)
+FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(ScoreRow) if f.encode_name not in KEYS)
 
 
 def utc_date(day: int) -> str:

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from arena_tui.tui.fmt import stamp
-from arena_tui.tui.hostapi import DAY_MS, paper_label
+from arena_tui.tui.hostapi import paper_label
 from arena_tui.tui.messages import SpectatorPosted
 from arena_tui.tui.spectated import Spectated
 from arena_tui.tui.spectator import SpectatorSource
@@ -33,6 +33,7 @@ from arena_tui.tui.widgets.hosted import (
     as_orders,
 )
 from arena_tui.tui.widgets.orders import LEGEND, OrdersTable
+from engine.units import DAY_MS
 
 TABS = (("board", "Leaderboard"), ("book", "Market"), ("entry", "Entry"))
 HELP = (

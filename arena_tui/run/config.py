@@ -22,6 +22,7 @@ from arena_tui.util.errors import ArenaError
 
 CONFIG_FILE = "config.json"
 DEFAULT_HOOK_TIMEOUT_S = 10.0  # seconds one hook call may run (<= 0: no limit)
+DEFAULT_TWINS = 100  # run.twins.TWINS (not imported: the runner will import this module)
 
 
 class ConfigError(ArenaError):
@@ -37,6 +38,9 @@ class LiveConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     info_url: str = INFO_URL
     meta: str | None = None  # a saved meta answer instead of asking info_url
 
+    def replace(self, **changes: object) -> LiveConfig:
+        return msgspec.structs.replace(self, **changes)
+
 
 class LockstepConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a lockstep run adds: agents over the season's HTTP API, stepped in turn."""
@@ -49,6 +53,10 @@ class LockstepConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     host: str = "127.0.0.1"
     port: int = 0
     body_max: int = 4096
+    generator: str = "arena backtest --agent"  # what the run log says made it
+
+    def replace(self, **changes: object) -> LockstepConfig:
+        return msgspec.structs.replace(self, **changes)
 
 
 class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -69,6 +77,8 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     force: bool = False  # replace a run already in ``out``
     live: LiveConfig | None = None
     lockstep: LockstepConfig | None = None
+    epoch: str = "auto"  # the verdict's block length (``auto``: chosen for the run)
+    twins: int = DEFAULT_TWINS  # random twins for the skill answer (0: none)
 
     @property
     def full_log(self) -> bool:
@@ -84,6 +94,24 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
     def out_path(self) -> Path | None:
         return None if self.out is None else Path(self.out)
+
+    def live_part(self) -> LiveConfig:
+        """The live feed's settings (the defaults when the config names none)."""
+        return self.live if self.live is not None else LiveConfig()
+
+    def lockstep_part(self) -> LockstepConfig:
+        """The lockstep settings (the defaults when the config names none)."""
+        return self.lockstep if self.lockstep is not None else LockstepConfig()
+
+    def replace(self, **changes: object) -> RunConfig:
+        """This config with ``changes`` (field names) made: a new frozen config."""
+        return msgspec.structs.replace(self, **changes)
+
+    def as_run(self, run_dir: Path) -> RunConfig:
+        """The config a run in ``run_dir`` keeps (``config.json``): its directory named,
+        and never ``force``, so repeating it (``--config``) into the same directory is
+        refused as a second run there is (unless ``--force`` is given then)."""
+        return self.replace(out=str(run_dir), force=False)
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")

@@ -6,7 +6,8 @@ command declares once which option sets which field (a :data:`Fields` map: param
 -> field name and value); :func:`run_config` makes the config of a new run from it, or,
 with ``--config``, reads the config a run kept and replaces only the fields whose options
 were given on the command line (an option left out keeps the config's value, not the
-option's default).
+option's default). A run's own config names no ``--out``: it is repeated into the
+directory holding it (refused there unless ``--force``, as any ``--out`` holding a run).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typer._click.core import Parameter, ParameterSource
 from typer._click.exceptions import MissingParameter
 from typer.core import _TyperParameter
 
-from arena_tui.run.config import ConfigError, RunConfig, read_config
+from arena_tui.run.config import ConfigError, RunConfig, config_dir, read_config
 
 Fields = Mapping[str, tuple[str, Any]]  # option's parameter name -> (config field, value)
 
@@ -88,6 +89,8 @@ def run_config(
             f"--config {config_file}: a run of arena {_command(config)}: repeat it with "
             f"arena {_command(config)} --config"
         )
+    if config.out is None:  # a run's own config: repeated into its directory (--out: else)
+        config = config.replace(out=str(config_dir(config_file)))
     return config.replace(**dict(v for name, v in fields.items() if given(ctx, name)))
 
 

@@ -211,7 +211,7 @@ class LockstepRun:
             thin=not c.full_log,
             cache=False,  # the gate settles in the cold pass only
         )
-        write_config(config.as_run(self.out_dir), self.out_dir)
+        write_config(config.kept(), self.out_dir)
         views = Views(bt.engine)
         for r in self.remotes:
             views.keys.add(r.name, key_sha256(r.key))

@@ -216,5 +216,5 @@ def build_backtest(config: RunConfig) -> tuple[Backtest, Path]:
         thin=not c.full_log,
         cache=c.cache and cache_enabled(),
     )
-    write_config(config.as_run(out_dir), out_dir)
+    write_config(config.kept(), out_dir)
     return bt, out_dir

@@ -107,11 +107,13 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
         """This config with ``changes`` (field names) made: a new frozen config."""
         return msgspec.structs.replace(self, **changes)
 
-    def as_run(self, run_dir: Path) -> RunConfig:
-        """The config a run in ``run_dir`` keeps (``config.json``): its directory named,
-        and never ``force``, so repeating it (``--config``) into the same directory is
-        refused as a second run there is (unless ``--force`` is given then)."""
-        return self.replace(out=str(run_dir), force=False)
+    def kept(self) -> RunConfig:
+        """The config a run keeps (``config.json``): what decides its results, and nothing
+        of where or how it was written (its directory is the one holding the file; never
+        ``force``; the day cache at its default, which changes no result), so two runs of
+        one config keep the same bytes, and ``--config`` repeating it into the directory
+        holding it is refused as a second run there is (unless ``--force`` is given)."""
+        return self.replace(out=None, force=False, cache=True)
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -124,10 +126,16 @@ def encode_config(config: RunConfig) -> bytes:
 
 
 def write_config(config: RunConfig, run_dir: Path) -> Path:
-    """Write ``config`` into ``run_dir`` (``config.json``); its path."""
+    """Write ``config`` into ``run_dir`` (``config.json``) as given (a run writes its
+    :meth:`RunConfig.kept`); its path."""
     path = run_dir / CONFIG_FILE
     path.write_bytes(encode_config(config))
     return path
+
+
+def config_dir(path: Path) -> Path:
+    """The directory of the config at ``path`` (a ``config.json``, or its directory)."""
+    return path if path.is_dir() else path.parent
 
 
 def read_config(path: Path) -> RunConfig:

@@ -130,6 +130,6 @@ def prepare_paper(
         feed=ws_url,
         hook_timeout_s=c.hook_timeout_s,
     )
-    write_config(config.as_run(out_dir), out_dir)
+    write_config(config.kept(), out_dir)
     cfg = FeedConfig(ws_url, coins, **(feed_cfg or {}))
     return bt, LiveFeed(cfg, backoff=backoff, clock=clock)

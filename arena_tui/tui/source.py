@@ -168,7 +168,7 @@ class _Watch:
         elif asset is None:
             oid = getattr(event, "oid", -1)
             asset = self.order_asset.get(oid, self.closed_asset.get(oid))
-        state = None if asset is None else self.bt.engine.assets.get(asset)
+        state = None if asset is None else self.bt.engine.asset_state(asset)
         coin = None if state is None else state.coin
         note = self.bt.notes.of(event) if type(event) is ev.Fill else None
         self.pending.append(Happening(event, coin, note))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -29,8 +31,9 @@ from arena_tui.run.paper import paper_config, prepare_paper
 from arena_tui.run.twins import TWINS
 from arena_tui.sweep.driver import run_config
 from arena_tui.sweep.jobs import DayFile, Job, Variant
-from tests.clirun import ROOT, arena, arena_here, one_error_line
-from tests.paperkit import running_season, write_taker
+from tests.clirun import ROOT, arena, arena_here, arena_running, one_error_line, until
+from tests.fakehl import FakeHL
+from tests.paperkit import arena_type, lines, running_season, write_taker
 
 SAMPLE = ROOT / "recordings" / "sample-btc-20250126.jsonl"
 MOMENTUM = ROOT / "strategies" / "momentum.py"
@@ -205,3 +208,39 @@ def test_a_lockstep_run_repeated_from_its_config(tmp_path: Path) -> None:
     assert repeated.stdout == done.stdout
     for name in ("report.json", "ranking.json", "fills.csv"):
         assert (again / name).read_bytes() == (first / name).read_bytes(), name
+
+
+def test_arena_paper_repeats_a_paper_run_from_its_config(tmp_path: Path) -> None:
+    out, again = tmp_path / "run", tmp_path / "again"
+    season = running_season(tmp_path / "season.json")
+    strategy = write_taker(tmp_path / "taker.py")
+    with FakeHL() as srv:
+        feed = ["--ws-url", srv.ws_url, "--info-url", srv.info_url, "--retry-base-ms", "2"]
+        for tmp, args in (
+            (tmp_path / "a", [str(strategy), "--season", str(season), "--out", str(out)]),
+            (tmp_path / "b", ["--config", str(out / CONFIG_FILE), "--out", str(again)]),
+        ):
+            tmp.mkdir()
+            where = Path(args[args.index("--out") + 1]) / "run.jsonl"
+            with arena_running(tmp, "paper", *feed, *args, "--json") as proc:
+                until(partial(ticked, where), "two ticks in the run log")
+                proc.send_signal(signal.SIGINT)
+                assert proc.wait(30) == 0, (tmp / "err.txt").read_text()
+    kept = read_config(out)
+    assert kept.kind == "paper" and kept.strategy == str(strategy)
+    assert kept.season == str(season) and kept.live_part().ws_url == srv.ws_url
+    assert (again / CONFIG_FILE).read_bytes() == (out / CONFIG_FILE).read_bytes()
+    first, second = (json.loads(lines_of(d)[0]) for d in (out, again))
+    assert first == second  # the header: the same season, entries, feed
+
+
+def ticked(run_log: Path) -> bool:
+    """Two ticks in ``run_log`` (the run is trading)."""
+    try:
+        return sum(arena_type(r) == "tick" for r in lines(run_log)) >= 2
+    except (OSError, ValueError):
+        return False
+
+
+def lines_of(run_dir: Path) -> list[str]:
+    return (run_dir / "run.jsonl").read_text().splitlines()

@@ -20,7 +20,7 @@ from arena_tui.commands.paper import paper_command
 from arena_tui.commands.record import record_command
 from arena_tui.commands.replay import replay_command
 from arena_tui.commands.screens import Screens
-from arena_tui.commands.sweep import sweep_command
+from arena_tui.commands.sweep import SweepCommand, sweep_command
 from arena_tui.commands.synth import synth_command
 from arena_tui.commands.verify import verify_command
 from arena_tui.util.errors import run_cli
@@ -63,7 +63,7 @@ app.command("register")(register_command)
 app.command("record")(record_command)
 app.command("synth")(synth_command)
 app.command("verify")(verify_command)
-app.command("sweep")(sweep_command)
+app.command("sweep", cls=SweepCommand)(sweep_command)
 app.command("export")(export_command)
 app.command("fetch")(fetch_command)
 app.add_typer(season.app, name="season")

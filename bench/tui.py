@@ -35,9 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as ``python bench/tui.py``: make ``bench`` importable
     sys.path.insert(0, str(ROOT))
 
+from arena_tui.run.config import RunConfig  # noqa: E402
 from arena_tui.tui.app import make_app  # noqa: E402
 from arena_tui.tui.screens.run import RunScreen  # noqa: E402
-from arena_tui.tui.source import RunSpec, prepare  # noqa: E402
+from arena_tui.tui.source import prepare, watched_run  # noqa: E402
 from arena_tui.tui.widgets.activity import ActivityLog  # noqa: E402
 from bench.replay import machine, say  # noqa: E402
 
@@ -46,7 +47,7 @@ STRATEGY = ROOT / "strategies" / "momentum.py"
 TARGET = 0.5  # (a)/(b): watched, at least half as fast
 
 
-def alone(spec: RunSpec) -> tuple[float, int]:
+def alone(spec: RunConfig) -> tuple[float, int]:
     """(a): seconds, and the log inputs the runner read."""
     t0 = time.perf_counter()
     bt, paths = prepare(spec)
@@ -54,7 +55,7 @@ def alone(spec: RunSpec) -> tuple[float, int]:
     return time.perf_counter() - t0, result.inputs
 
 
-async def _watched(spec: RunSpec, tab: str) -> tuple[float, dict[str, int]]:
+async def _watched(spec: RunConfig, tab: str) -> tuple[float, dict[str, int]]:
     app = make_app(spec=spec, speed=None)
     t0 = time.perf_counter()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -76,7 +77,7 @@ async def _watched(spec: RunSpec, tab: str) -> tuple[float, dict[str, int]]:
     return seconds, counts
 
 
-def watched(spec: RunSpec, tab: str = "orders") -> tuple[float, dict[str, int]]:
+def watched(spec: RunConfig, tab: str = "orders") -> tuple[float, dict[str, int]]:
     """(b): seconds, and what the screen received, with ``tab`` showing."""
     return asyncio.run(_watched(spec, tab))
 
@@ -105,10 +106,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    def spec(name: str) -> RunSpec:
+    def spec(name: str) -> RunConfig:
         out = tmp / name
         shutil.rmtree(out, ignore_errors=True)
-        return RunSpec((args.log,), args.strategy, args.vs or None, args.season, out=out)
+        return watched_run((args.log,), args.strategy, args.vs or None, args.season, out=out)
 
     a: list[float] = []
     b: list[float] = []

@@ -31,9 +31,9 @@ from arena_tui.logs import logfile
 from arena_tui.logs.logcheck import check_logs
 from arena_tui.logs.logfile import BadLine, LogError, LogReader, decode_line, read_header
 from arena_tui.run.build import run_dir
-from arena_tui.run.paper import PaperSpec, prepare_paper
+from arena_tui.run.paper import paper_config, prepare_paper
 from arena_tui.run.parts import BacktestError
-from arena_tui.tui.source import RunSpec, prepare
+from arena_tui.tui.source import prepare, watched_run
 from arena_tui.util.errors import run_cli
 from engine import Line
 from tests.build import T0, book, tick, trades
@@ -460,11 +460,11 @@ def test_arena_paper_refuses_a_used_out_unless_force(tmp_path: Path) -> None:
     (out / "run.jsonl").write_text("an earlier live run\n")
     (out / "old.json").write_text("{}")
     season = running_season(tmp_path / "season.json")
-    spec = PaperSpec(write_taker(tmp_path / "taker.py"), season=season, out=out)
+    spec = paper_config(write_taker(tmp_path / "taker.py"), season=season, out=out)
     with pytest.raises(BacktestError, match="already holds a run"):
         prepare_paper(spec)
     assert (out / "run.jsonl").read_text() == "an earlier live run\n"
-    bt, _ = prepare_paper(PaperSpec(spec.strategy, season=season, out=out, force=True))
+    bt, _ = prepare_paper(paper_config(spec.strategy_path(), season=season, out=out, force=True))
     bt.log.close()
     assert not (out / "old.json").exists()
     assert (out / "run.jsonl").read_bytes().startswith(b'{"arena_log":1')
@@ -475,9 +475,9 @@ def test_arena_tui_refuses_a_used_out_unless_force(tmp_path: Path) -> None:
     out.mkdir()
     (out / "run.jsonl").write_text("old\n")
     with pytest.raises(BacktestError, match="already holds a run"):
-        prepare(RunSpec((SAMPLE,), MOMENTUM, out=out))
+        prepare(watched_run((SAMPLE,), MOMENTUM, out=out))
     assert (out / "run.jsonl").read_text() == "old\n"
-    bt, _ = prepare(RunSpec((SAMPLE,), MOMENTUM, out=out, force=True))
+    bt, _ = prepare(watched_run((SAMPLE,), MOMENTUM, out=out, force=True))
     bt.log.close()
     assert (out / "run.jsonl").read_bytes().startswith(b'{"arena_log":1')
 

@@ -19,7 +19,8 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from arena_tui.host.lockstep_run import LockstepOptions, LockstepRun
+from arena_tui.host.lockstep_run import LockstepRun
+from arena_tui.run.config import LockstepConfig, RunConfig
 from tests.clirun import SYNTH, sample_season
 from tests.hostkit import hosted, order
 
@@ -110,14 +111,14 @@ def test_nested_bodies_and_messages_in_a_lockstep_run_are_400_at_every_depth(
     def ready(info: dict[str, Any]) -> None:
         threading.Thread(target=agent, args=(info["url"], info["keys"]["agent"])).start()
 
-    opts = LockstepOptions(
-        [str(SYNTH)],
-        ["agent"],
-        season=lockstep_season(tmp_path),
-        out=tmp_path / "run",
-        body_max=BODY_MAX,
-        step_timeout_s=10,
-        connect_timeout_s=30,
+    opts = RunConfig(
+        kind="lockstep",
+        logs=(str(SYNTH),),
+        season=str(lockstep_season(tmp_path)),
+        out=str(tmp_path / "run"),
+        lockstep=LockstepConfig(
+            names=("agent",), body_max=BODY_MAX, step_timeout_s=10, connect_timeout_s=30
+        ),
     )
     run = LockstepRun(opts, on_ready=ready)
     run.prepare()

@@ -27,8 +27,9 @@ import pytest
 from websockets.sync.client import connect
 
 from arena_tui.host.lockstep import NEVER, NoProgress, Remote, StepGate
-from arena_tui.host.lockstep_run import CappedOutput, LockstepOptions, LockstepRun
+from arena_tui.host.lockstep_run import CappedOutput, LockstepRun
 from arena_tui.report.table import remote_texts
+from arena_tui.run.config import LockstepConfig, RunConfig
 from arena_tui.run.parts import BacktestResult
 from arena_tui.run.replay import replay
 from arena_tui.season.file import load_season
@@ -53,13 +54,14 @@ def in_process(
             t.start()
             threads.append(t)
 
-    opts = LockstepOptions(
-        [str(SYNTH)],
-        list(agents),
-        season=season,
-        out=tmp / "run",
-        step_timeout_s=step_timeout_s,
-        connect_timeout_s=30,
+    opts = RunConfig(
+        kind="lockstep",
+        logs=(str(SYNTH),),
+        season=str(season),
+        out=str(tmp / "run"),
+        lockstep=LockstepConfig(
+            names=tuple(agents), step_timeout_s=step_timeout_s, connect_timeout_s=30
+        ),
     )
     run = LockstepRun(opts, on_ready=ready)
     run.prepare()

@@ -26,7 +26,7 @@ from arena_tui.report.render import write_report
 from arena_tui.report.verdict import Judging
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.live import LiveFeed, Stamper
-from arena_tui.run.paper import PaperSpec, prepare_paper
+from arena_tui.run.paper import paper_config, prepare_paper
 from arena_tui.run.paperstatus import PaperStatus
 from arena_tui.run.parts import NotStarted
 from arena_tui.run.replay import replay
@@ -42,7 +42,7 @@ DEADLINE_S = 20.0  # a bound, never reached when things work (the runs take ~3 s
 
 def paper_run(srv: FakeHL, tmp_path: Path, **kw: Any) -> tuple[Backtest, LiveFeed, Path]:
     season = kw.pop("season", None) or running_season(tmp_path / "season.json")
-    spec = PaperSpec(
+    spec = paper_config(
         write_taker(tmp_path / "taker.py"), season=season, out=tmp_path / "run", ws_url=srv.ws_url
     )
     bt, feed = prepare_paper(spec, backoff=Backoff(1, 20), **kw)
@@ -239,7 +239,7 @@ def test_a_gap_after_a_clamped_message_starts_where_that_message_was_logged() ->
 
 def test_the_status_line_and_the_feeds_news(tmp_path: Path) -> None:
     season = running_season(tmp_path / "season.json")
-    spec = PaperSpec(write_taker(tmp_path / "taker.py"), season=season, out=tmp_path / "run")
+    spec = paper_config(write_taker(tmp_path / "taker.py"), season=season, out=tmp_path / "run")
     bt, feed = prepare_paper(spec)
     stream = io.StringIO()
     clock = [0.0]

@@ -20,6 +20,7 @@ from rich.console import Console
 from textual.widgets import Static, TabbedContent
 
 from arena_tui.report.render import usd
+from arena_tui.run.config import RunConfig
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.catalog import Catalog, Item, discover
 from arena_tui.tui.fmt import ratio_pct
@@ -27,7 +28,7 @@ from arena_tui.tui.messages import Happened, SnapshotPosted
 from arena_tui.tui.screens.help import HelpScreen
 from arena_tui.tui.screens.start import StartScreen
 from arena_tui.tui.snapshot import Happening
-from arena_tui.tui.source import BacktestSource, RunSpec, prepare
+from arena_tui.tui.source import BacktestSource, prepare
 from arena_tui.tui.widgets.activity import ActivityLog
 from arena_tui.tui.widgets.leaders import LeaderTable
 from arena_tui.tui.widgets.market import MarketPanel
@@ -39,9 +40,9 @@ from tests import tuikit
 from tests.tuikit import MAKER, ROOT, SAMPLE, aio, finished, run_screen, settled, trader_spec
 
 
-def direct_events(spec: RunSpec) -> tuple[list[ev.AnyEvent], dict[str, Any]]:
+def direct_events(spec: RunConfig) -> tuple[list[ev.AnyEvent], dict[str, Any]]:
     """The same backtest without the TUI: the trader's events, and its ranking row."""
-    bt, paths = prepare(RunSpec(spec.logs, spec.strategy, spec.vs, out=spec.out))
+    bt, paths = prepare(spec.replace())
     events: list[ev.AnyEvent] = []
     bt.on_event = lambda e: events.append(e) if getattr(e, "entry", None) == "trader" else None
     result = bt.run(paths)
@@ -70,7 +71,7 @@ async def test_pick_sample_and_baseline_run_to_the_end_numbers_equal_arena_backt
         seasons=(),
     )
     sources = lambda spec: BacktestSource.of_spec(  # noqa: E731
-        RunSpec(spec.logs, spec.strategy, spec.vs, spec.season, out=tmp_path / "tui")
+        spec.replace(out=str(tmp_path / "tui"))
     )
     app = make_app(catalog=catalog, sources=sources, speed=None, picked=())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -104,7 +105,7 @@ async def test_pick_sample_and_baseline_run_to_the_end_numbers_equal_arena_backt
 @aio
 async def test_pause_seek_speed_and_every_event_shown(tmp_path: Path) -> None:
     spec = trader_spec(tmp_path)
-    events, ranking = direct_events(RunSpec(spec.logs, spec.strategy, out=tmp_path / "direct"))
+    events, ranking = direct_events(spec.replace(vs=None, out=str(tmp_path / "direct")))
     shown_kinds = (ev.Fill, ev.Rejected, ev.CancelPending, ev.Closed, ev.Paused, ev.PerformanceFee)
     expected = [e for e in events if isinstance(e, shown_kinds)]
     first_hit = next(e for e in events if isinstance(e, ev.Fill | ev.Rejected))
@@ -161,7 +162,7 @@ async def test_pause_seek_speed_and_every_event_shown(tmp_path: Path) -> None:
 @aio
 async def test_market_tab_next_coin_and_next_entry(tmp_path: Path) -> None:
     spec = trader_spec(tmp_path)
-    spec = RunSpec(spec.logs, spec.strategy, "baselines", out=spec.out)
+    spec = spec.replace(vs="baselines")
     app = make_app(spec=spec, speed=None)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = run_screen(app)
@@ -170,7 +171,7 @@ async def test_market_tab_next_coin_and_next_entry(tmp_path: Path) -> None:
         market = screen.query_one(MarketPanel)
         assert screen.query_one("#tabs", TabbedContent).active == "market"
         assert market.coin is not None and market.coin.coin == "BTC"
-        bt, paths = prepare(RunSpec(spec.logs, spec.strategy, out=tmp_path / "direct"))
+        bt, paths = prepare(spec.replace(vs=None, out=str(tmp_path / "direct")))
         bt.run(paths)
         btc = bt.markets["BTC"]
         assert btc.book is not None
@@ -330,7 +331,7 @@ def test_arena_tui_refuses_an_unknown_speed() -> None:
 
 def test_arena_backtest_tui_returns_the_same_result_as_without(tmp_path: Path) -> None:
     spec = trader_spec(tmp_path)
-    plain_bt, paths = prepare(RunSpec(spec.logs, spec.strategy, "baselines", out=tmp_path / "a"))
+    plain_bt, paths = prepare(spec.replace(vs="baselines", out=str(tmp_path / "a")))
     plain = plain_bt.run(paths)
 
     async def watch_to_the_end(app: ArenaApp) -> None:
@@ -345,7 +346,7 @@ def test_arena_backtest_tui_returns_the_same_result_as_without(tmp_path: Path) -
             await finished(screen)
             await pilot.press("q")
 
-    bt, paths = prepare(RunSpec(spec.logs, spec.strategy, "baselines", out=tmp_path / "b"))
+    bt, paths = prepare(spec.replace(vs="baselines", out=str(tmp_path / "b")))
     result = watch_backtest(
         bt,
         paths,
@@ -356,7 +357,7 @@ def test_arena_backtest_tui_returns_the_same_result_as_without(tmp_path: Path) -
     )
     assert result is not None
     assert result.replay.to_json() == plain.replay.to_json()  # same run log, same ranking
-    stopped_bt, paths = prepare(RunSpec(spec.logs, spec.strategy, out=tmp_path / "c"))
+    stopped_bt, paths = prepare(spec.replace(vs=None, out=str(tmp_path / "c")))
 
     async def quit_at_once(app: ArenaApp) -> None:
         async with app.run_test(size=(80, 24)) as pilot:
@@ -405,7 +406,7 @@ def test_arena_backtest_tui_reaches_the_screen_through_cli_and_writes_the_report
     done = CliRunner().invoke(cli.app, args)
     assert done.exit_code == 0, done.output
     assert watched == ["trader.py"]
-    plain_bt, paths = prepare(RunSpec(spec.logs, spec.strategy, None, out=tmp_path / "plain"))
+    plain_bt, paths = prepare(spec.replace(vs=None, out=str(tmp_path / "plain")))
     plain = plain_bt.run(paths)
     ranking = json.loads((out / "ranking.json").read_text())
     assert ranking == plain.replay.to_json()
@@ -444,8 +445,8 @@ async def test_start_screen_says_what_is_missing_and_esc_comes_back_to_it(tmp_pa
 
     made: list[BacktestSource] = []
 
-    def sources(spec: RunSpec) -> BacktestSource:
-        made.append(BacktestSource.of_spec(replace(spec, out=tmp_path / f"run{len(made)}")))
+    def sources(spec: RunConfig) -> BacktestSource:
+        made.append(BacktestSource.of_spec(spec.replace(out=str(tmp_path / f"run{len(made)}"))))
         return made[-1]
 
     catalog = Catalog((Item(log, "given"),), (Item(strategy, "given"),), ())

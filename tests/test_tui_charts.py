@@ -15,7 +15,7 @@ from arena_tui.tui.app import make_app
 from arena_tui.tui.fmt import clock
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.snapshot import Coin, FillMark, Order, Use
-from arena_tui.tui.source import RunSpec
+from arena_tui.tui.source import watched_run
 from arena_tui.tui.widgets.chart import chart_lines
 from arena_tui.tui.widgets.pricechart import PriceChart, price_lines
 from arena_tui.tui.widgets.usage import UsageChart, usage_lines
@@ -94,7 +94,7 @@ def test_usage_chart_scales_to_the_limits_and_marks_the_minutes_over_them() -> N
 async def test_market_tab_draws_the_watched_entrys_fills_and_open_order(tmp_path: Path) -> None:
     log = tuikit.write_market(tmp_path / "market.jsonl")
     strategy = tuikit.write_strategy(tmp_path / "trader.py")
-    spec = RunSpec((log,), strategy, None, out=tmp_path / "run")
+    spec = watched_run((log,), strategy, None, out=tmp_path / "run")
     app = make_app(spec=spec, speed=None, paused=True)
     async with app.run_test(size=(100, 40)) as pilot:
         screen = app.screen

@@ -17,13 +17,13 @@ import re
 import signal
 import socket
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Input, Static
 
 from arena_tui.record.feed import Backoff
-from arena_tui.run.paper import PaperSpec, prepare_paper
+from arena_tui.run.config import RunConfig
+from arena_tui.run.paper import paper_config, prepare_paper
 from arena_tui.run.replay import replay
 from arena_tui.season.file import resolve_season
 from arena_tui.tui.app import ArenaApp, make_app, watch_paper
@@ -59,10 +59,13 @@ async def test_live_paper_from_the_start_screen_shows_the_clock_and_score_moving
     made: list[BacktestSource] = []
     with FakeHL(pace_s=0.02) as srv:
 
-        def live_sources(spec: PaperSpec) -> BacktestSource:
+        def live_sources(spec: RunConfig) -> BacktestSource:
             made.append(
                 BacktestSource.of_paper(
-                    replace(spec, ws_url=srv.ws_url, info_url=srv.info_url, out=run_log.parent)
+                    spec.replace(
+                        out=str(run_log.parent),
+                        live=spec.live_part().replace(ws_url=srv.ws_url, info_url=srv.info_url),
+                    )
                 )
             )
             return made[-1]
@@ -127,11 +130,13 @@ async def test_live_paper_from_the_start_screen_shows_the_clock_and_score_moving
 
 def test_arena_paper_tui_quits_on_sigterm_and_returns_the_run(tmp_path: Path) -> None:
     season = running_season(tmp_path / "live-test.json")
-    spec = PaperSpec(
+    spec = paper_config(
         write_taker(tmp_path / "taker.py"), season=season, out=tmp_path / "run", ws_url=""
     )
     with FakeHL(pace_s=0.02) as srv:
-        bt, feed = prepare_paper(replace(spec, ws_url=srv.ws_url), backoff=Backoff(1, 20))
+        bt, feed = prepare_paper(
+            spec.replace(live=spec.live_part().replace(ws_url=srv.ws_url)), backoff=Backoff(1, 20)
+        )
 
         async def drive(app: ArenaApp) -> None:
             async with app.run_test(size=(80, 24)) as pilot:
@@ -163,7 +168,7 @@ def free_port() -> int:
 
 def live_app(tmp_path: Path, ws_url: str) -> tuple[ArenaApp, BacktestSource]:
     """``arena paper --tui`` on ``ws_url``, retrying within 0.1-0.4 s (80x24 would cut it)."""
-    spec = PaperSpec(
+    spec = paper_config(
         write_taker(tmp_path / "taker.py"),
         season=running_season(tmp_path / "live-test.json"),
         out=tmp_path / "run",

@@ -19,12 +19,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from textual.pilot import Pilot
 
+from arena_tui.run.config import RunConfig
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.screens.help import key_table
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import StartScreen
-from arena_tui.tui.source import BacktestSource, RunSpec, prepare
+from arena_tui.tui.source import BacktestSource, prepare, watched_run
 from arena_tui.tui.widgets.activity import ActivityLog
 from arena_tui.tui.widgets.chart import EquityChart
 from arena_tui.tui.widgets.market import MarketPanel
@@ -90,7 +91,7 @@ def test_esc_in_a_run_started_on_the_command_line_goes_to_the_start_screen(
     args = [str(spec.logs[0]), "--strategy", str(spec.strategy), "--out", str(tmp_path / "o")]
     done = CliRunner().invoke(tui_cli.cli, [*args, "--paused", "--speed", "max"])
     assert seen["esc offered"] and seen["start"], seen
-    assert seen["picked"] == [spec.logs[0]] and seen["strategy"] == spec.strategy
+    assert seen["picked"] == [Path(spec.logs[0])] and seen["strategy"] == spec.strategy_path()
     assert seen["stopped"]
     assert done.exit_code == 0, done.output  # stopped before the season: not an error
 
@@ -157,7 +158,7 @@ async def test_the_header_fits_80_columns_by_whole_phrases(tmp_path: Path) -> No
     season = tmp_path / "long.json"
     doc = {"id": "long", "start": start, "end": start + 20 * 60_000, "markets": market.MARKETS}
     season.write_text(json.dumps(doc))
-    app = make_app(spec=RunSpec(spec.logs, spec.strategy, None, season, spec.out), speed=None)
+    app = make_app(spec=spec.replace(vs=None, season=str(season)), speed=None)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = run_screen(app)
         await finished(screen)
@@ -194,10 +195,12 @@ async def test_a_failed_run_says_why_in_a_box_esc_hides_then_esc_goes_back(
     tmp_path: Path,
 ) -> None:
     spec = trader_spec(tmp_path, tuikit.FAILING)
-    catalog = Catalog((Item(spec.logs[0], "given"),), (Item(spec.strategy, "given"),), ())
+    catalog = Catalog(
+        (Item(Path(spec.logs[0]), "given"),), (Item(spec.strategy_path(), "given"),), ()
+    )
 
-    def sources(chosen: RunSpec) -> BacktestSource:
-        return BacktestSource.of_spec(RunSpec(chosen.logs, chosen.strategy, out=spec.out))
+    def sources(chosen: RunConfig) -> BacktestSource:
+        return BacktestSource.of_spec(chosen.replace(vs=None, season=None, out=spec.out))
 
     app = make_app(catalog=catalog, sources=sources, speed=None, vs=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -226,7 +229,7 @@ async def to_the_first_fill(pilot: Pilot[None]) -> RunScreen:
 
 @aio
 async def test_a_160x48_terminal_gets_a_taller_chart_and_a_deeper_book(tmp_path: Path) -> None:
-    spec = RunSpec((SAMPLE,), MAKER, "baselines", out=tmp_path / "run")
+    spec = watched_run((SAMPLE,), MAKER, "baselines", out=tmp_path / "run")
     app = make_app(spec=spec, speed=None, paused=True)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await to_the_first_fill(pilot)
@@ -247,5 +250,5 @@ async def test_a_160x48_terminal_gets_a_taller_chart_and_a_deeper_book(tmp_path:
         assert len(panel.render().plain.splitlines()) == panel.size.height  # what fits, no more
 
 
-def replace_out(spec: RunSpec, out: Path) -> RunSpec:
-    return RunSpec(spec.logs, spec.strategy, spec.vs, spec.season, out)
+def replace_out(spec: RunConfig, out: Path) -> RunConfig:
+    return spec.replace(out=str(out))

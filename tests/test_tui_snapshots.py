@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from arena_tui.tui.app import ArenaApp, make_app
 from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.screens.run import RunScreen
-from arena_tui.tui.source import RunSpec
+from arena_tui.tui.source import watched_run
 from arena_tui.tui.widgets.activity import ActivityLog
 from tests.tuikit import MAKER, ROOT, SAMPLE, WAIT_S, finished, settled
 
@@ -30,7 +30,7 @@ Before = Callable[[Pilot[None]], Awaitable[None]]
 
 
 def sample_app(tmp_path: Path) -> ArenaApp:
-    spec = RunSpec((SAMPLE,), MAKER, "baselines", out=tmp_path / "run")
+    spec = watched_run((SAMPLE,), MAKER, "baselines", out=tmp_path / "run")
     return make_app(spec=spec, speed=None, paused=True)
 
 
@@ -86,7 +86,7 @@ def test_run_screen_at_the_end_on_the_score_tab(
     """(The run written to ``run`` under the test's directory: the report's path, shown
     under the verdict, is the same in every run of the test.)"""
     monkeypatch.chdir(tmp_path)
-    spec = RunSpec((SAMPLE,), MAKER, "baselines", out=Path("run"))
+    spec = watched_run((SAMPLE,), MAKER, "baselines", out=Path("run"))
     app = make_app(spec=spec, speed=None, paused=True)
     assert snap_compare(app, run_before=to_the_end_on_the_score_tab)
 

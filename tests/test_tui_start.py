@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
+from arena_tui.run.config import RunConfig
 from arena_tui.tui.app import make_app
 from arena_tui.tui.catalog import Catalog, Item, defines_strategy, discover
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.start import PickList, StartScreen, Tick
-from arena_tui.tui.source import BacktestSource, RunSpec
+from arena_tui.tui.source import BacktestSource
 from arena_tui.tui.widgets.verdict import VerdictPanel
 from tests import tuikit
 from tests.clirun import arena
@@ -38,9 +39,9 @@ SEASON0 = ROOT / "seasons" / "season0.toml"
 SYNTH_NAME = "synth-3coins-20261201.jsonl.gz"
 
 
-def sources_in(tmp_path: Path, made: list[BacktestSource]) -> Callable[[RunSpec], BacktestSource]:
-    def sources(spec: RunSpec) -> BacktestSource:
-        made.append(BacktestSource.of_spec(replace(spec, out=tmp_path / f"run{len(made)}")))
+def sources_in(tmp_path: Path, made: list[BacktestSource]) -> Callable[[RunConfig], BacktestSource]:
+    def sources(spec: RunConfig) -> BacktestSource:
+        made.append(BacktestSource.of_spec(spec.replace(out=str(tmp_path / f"run{len(made)}"))))
         return made[-1]
 
     return sources

@@ -25,12 +25,13 @@ from textual.widgets import TabbedContent
 
 from arena_tui.report.render import report_doc
 from arena_tui.report.verdict import Judging, measure_twins
+from arena_tui.run.config import RunConfig
 from arena_tui.run.parts import BacktestResult, Status
 from arena_tui.run.twins import TWINS
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.cli import said
 from arena_tui.tui.screens.run import RunScreen
-from arena_tui.tui.source import RunSpec, judging_of, prepare
+from arena_tui.tui.source import judging_of, prepare
 from arena_tui.tui.widgets.verdict import ELSEWHERE, WAITING, VerdictPanel
 from tests.tuikit import WAIT_S, aio, finished, run_screen, trader_spec
 
@@ -45,10 +46,10 @@ LABELS = (("ranked?", "ranked"), ("money?", "money"), ("skill?", "skill"), ("flo
 TWINS_AT = "arena_tui.report.render.measure_twins"  # the twins' pass of the report's writer
 
 
-def reported(spec: RunSpec, out: Path) -> dict[str, Any]:
+def reported(spec: RunConfig, out: Path) -> dict[str, Any]:
     """The verdict ``arena backtest`` gives the same run (its report's document), judged
     as arena-tui judges it: the blocks chosen for the run, the seed, the twins."""
-    bt, paths = prepare(RunSpec(spec.logs, spec.strategy, spec.vs, out=out))
+    bt, paths = prepare(spec.replace(out=str(out)))
     result = bt.run(paths)
     how = Judging(epoch=None, seed=spec.seed, twins=TWINS, sources=tuple(paths))
     assert judging_of(spec) == how  # what the screen judges with
@@ -88,15 +89,15 @@ async def test_a_run_watched_to_its_end_shows_the_answers_the_report_gives(
     lines = text.splitlines()
     assert lines[0] == f"the verdict on trader: {want['text']}"
     assert lines[1:-1] == [f"{label} {want[key]['text']}" for label, key in LABELS]
-    page = spec.out / "report.html" if spec.out else None
+    page = Path(spec.out) / "report.html" if spec.out else None
     assert lines[-1] == f"report {page} (arena runs list shows the run)"
     for label, key in LABELS:  # and on the terminal, wrapped as it fits
         assert f"{label} {' '.join(want[key]['text'].split())}" in drawn, key
     assert spec.out is not None  # the run's directory holds the report arena backtest writes
-    doc = json.loads((spec.out / "report.json").read_text(encoding="utf-8"))
+    doc = json.loads((Path(spec.out) / "report.json").read_text(encoding="utf-8"))
     assert doc["verdict"] == want and doc["kind"] == "backtest"
     for name in ("report.html", "fills.csv", "equity.csv", "chart.svg", "rundata.msgpack"):
-        assert (spec.out / name).is_file(), name
+        assert (Path(spec.out) / name).is_file(), name
 
 
 @aio
@@ -223,9 +224,9 @@ async def test_quitting_while_the_twins_trade_keeps_the_report_and_arena_tui_wai
     assert err.getvalue().splitlines() == [
         "arena-tui: judging: trading 100 random twins, then writing the report... "
         f"({source.title})",
-        f"arena-tui: report {spec.out / 'report.html'} (arena runs list shows the run)",
+        f"arena-tui: report {Path(spec.out) / 'report.html'} (arena runs list shows the run)",
     ]
-    assert (spec.out / "report.json").is_file()
+    assert (Path(spec.out) / "report.json").is_file()
 
 
 @aio
@@ -241,6 +242,6 @@ async def test_a_run_stopped_before_its_end_keeps_its_run_log_and_writes_no_repo
     err = io.StringIO()
     said(screen.source, err)
     assert screen.source.reporter is None and spec.out is not None
-    run_log = spec.out / "run.jsonl"
+    run_log = Path(spec.out) / "run.jsonl"
     assert err.getvalue() == f"arena-tui: run log {run_log} (arena replay gives its ranking)\n"
-    assert run_log.is_file() and not (spec.out / "report.json").exists()
+    assert run_log.is_file() and not (Path(spec.out) / "report.json").exists()

@@ -19,8 +19,9 @@ from typing import Any, ParamSpec
 from textual.app import App
 from textual.pilot import Pilot
 
+from arena_tui.run.config import RunConfig
 from arena_tui.tui.screens.run import RunScreen
-from arena_tui.tui.source import RunSpec
+from arena_tui.tui.source import watched_run
 from tests import build, market
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,11 +86,11 @@ def run_screen(app: App[Any]) -> RunScreen:
     return screen
 
 
-def trader_spec(tmp_path: Path, body: str = TRADER, vs: str | None = None) -> RunSpec:
+def trader_spec(tmp_path: Path, body: str = TRADER, vs: str | None = None) -> RunConfig:
     """A run of ``body`` (the trader by default) on the small market, into tmp/run."""
     log = write_market(tmp_path / "market.jsonl")
     strategy = write_strategy(tmp_path / "trader.py", body)
-    return RunSpec((log,), strategy, vs, out=tmp_path / "run")
+    return watched_run((log,), strategy, vs, out=tmp_path / "run")
 
 
 async def settled(screen: RunScreen) -> None:

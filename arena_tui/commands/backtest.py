@@ -7,35 +7,39 @@ from typing import Annotated, Any
 
 import typer
 
+from arena_tui.commands.configured import Fields, given, missing, run_config, run_fields
 from arena_tui.commands.lockstep import (
     AgentNameOpt,
     AgentOpt,
     ConnectTimeoutOpt,
     StepTimeoutOpt,
     ThinkOpt,
+    judging_of,
     lockstep_report,
 )
 from arena_tui.commands.screens import screens
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.render import write_report
 from arena_tui.report.rundata import Collector
-from arena_tui.report.verdict import Judging, check_epoch
+from arena_tui.report.verdict import check_epoch
 from arena_tui.run.build import build_backtest, check_order
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
+from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S, LockstepConfig
 from arena_tui.run.parts import BacktestResult
 from arena_tui.run.twins import TWINS
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.options import (
     CoinsOpt,
+    ConfigOpt,
     EpochOpt,
     ForceOpt,
     FromOpt,
     HookTimeoutOpt,
     JsonOpt,
     LatencyOpt,
+    OutOpt,
+    RunStrategyArg,
     SeasonOpt,
     SeedOpt,
-    StrategyArg,
     ToOpt,
     TwinsOpt,
     VsOpt,
@@ -44,7 +48,7 @@ from arena_tui.util.options import (
 
 def backtest_command(
     ctx: typer.Context,
-    strategy: StrategyArg,
+    strategy: RunStrategyArg = None,
     logs: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -53,6 +57,7 @@ def backtest_command(
             metavar="LOG",
         ),
     ] = None,
+    config_file: ConfigOpt = None,
     season: SeasonOpt = None,
     vs: VsOpt = None,
     param: Annotated[
@@ -68,15 +73,7 @@ def backtest_command(
     ] = None,
     epoch: EpochOpt = "auto",
     twins: TwinsOpt = TWINS,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Directory for the run log and the report files (default: a new one under "
-            "the data directory); one holding a run already is refused unless --force.",
-            file_okay=False,
-        ),
-    ] = None,
+    out: OutOpt = None,
     force: ForceOpt = False,
     full_log: Annotated[
         bool,
@@ -97,7 +94,7 @@ def backtest_command(
     ] = False,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
-    hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
+    hook_timeout: HookTimeoutOpt = DEFAULT_HOOK_TIMEOUT_S,
     day_from: FromOpt = None,
     day_to: ToOpt = None,
     coins: CoinsOpt = None,
@@ -138,6 +135,12 @@ def backtest_command(
     (docs/strategies.md); --param NAME=VALUE runs it with another value, and
     report.json records every entry's values under "params".
 
+    The run's settings are kept in --out's config.json: [cyan]arena backtest
+    --config DIR --out DIR2[/] runs it again from that alone, the same report
+    byte for byte. Options given beside --config replace the config's values
+    (STRATEGY, LOG, --from/--to/--coins and --agent are not given: it names
+    what runs).
+
     Example:
 
     [cyan]arena backtest strategies/momentum.py \\
@@ -149,52 +152,65 @@ def backtest_command(
     [cyan]arena backtest --agent ".venv/bin/python strategies/http_agent.py" \\
       recordings/synth-3coins-20261201.jsonl.gz --vs baselines[/]
     """
-    if agent is not None:  # lockstep: an HTTP agent, and every positional is a LOG
+    fields: Fields = run_fields(ctx) | {
+        "param": ("params", tuple(param or ())),
+        "full_log": ("run_log", "full" if full_log else "thin"),
+        "no_cache": ("cache", not no_cache),
+    }
+    steps: Fields = {
+        "think_time": ("think", think_time),
+        "step_timeout": ("step_timeout_s", step_timeout),
+        "connect_timeout": ("connect_timeout_s", connect_timeout),
+    }
+    new: dict[str, Any] = {}
+    if config_file is None and agent is not None:  # lockstep: every positional is a LOG
         if param or tui:
             raise typer.BadParameter("--param and --tui go with a STRATEGY, not --agent")
-        every = [strategy, *(logs or [])]
-        found = [str(p) for p in expand_logs(every, day_from, day_to, coins)]
-        knobs: dict[str, Any] = {"season": season, "vs": vs, "out": out, "force": force}
-        knobs |= {"latency_ms": latency_ms, "seed": seed, "think": think_time}
-        knobs |= {"step_timeout_s": step_timeout, "connect_timeout_s": connect_timeout}
-        knobs |= {"full_log": full_log, "command": agent, "hook_timeout_s": hook_timeout}
-        judging = Judging(epoch, seed, twins, tuple(found), latency_ms)
-        lockstep_report(found, [agent_name], knobs, judging=judging, as_json=as_json)
-        return
-    if not logs:
-        raise typer.BadParameter("give at least one LOG after STRATEGY", param_hint="LOG")
-    check_order(strategy, logs)  # before the days of a directory are chosen
-    paths = [str(p) for p in expand_logs(logs, day_from, day_to, coins)]
-    check_epoch(epoch)  # a bad --epoch fails now, not after the run
-    watch = screens(ctx).backtest if tui else None
-    bt, out_dir = build_backtest(
-        strategy,
-        paths,
-        season=season,
-        vs=vs,
-        out=out,
-        latency_ms=latency_ms,
-        seed=seed,
-        force=force,
-        hook_timeout_s=hook_timeout,
-        full_log=full_log,
-        params=param or (),
-        cache=not no_cache and not tui,
+        every = [p for p in (strategy, *(logs or [])) if p is not None]
+        found = tuple(str(p) for p in expand_logs(every, day_from, day_to, coins))
+        part = dict(steps.values()) | {"names": (agent_name,), "command": agent}
+        new = {"kind": "lockstep", "logs": found, "lockstep": LockstepConfig(**part)}
+    elif config_file is None:
+        if strategy is None:
+            raise missing(ctx, "strategy")
+        if not logs:
+            raise typer.BadParameter("give at least one LOG after STRATEGY", param_hint="LOG")
+        check_order(strategy, logs)  # before the days of a directory are chosen
+        paths = tuple(str(p) for p in expand_logs(logs, day_from, day_to, coins))
+        new = {"strategy": str(strategy), "logs": paths}
+    named = ("strategy", "logs", "day_from", "day_to", "coins", "agent", "agent_name")
+    config = run_config(
+        ctx, config_file, fields, new, kinds=("backtest", "lockstep"), not_with_config=named
     )
+    if config.kind == "lockstep":
+        if param or tui:
+            raise typer.BadParameter("--param and --tui go with a STRATEGY, not --agent")
+        live = config.lockstep_part()
+        changed = {field: v for name, (field, v) in steps.items() if given(ctx, name)}
+        config = config.replace(lockstep=live.replace(**changed))
+        lockstep_report(config, judging=judging_of(config), as_json=as_json)
+        return
+    check_epoch(config.epoch)  # a bad --epoch fails now, not after the run
+    if tui:
+        config = config.replace(cache=False)  # a watched run is paced: no day cache
+    watch = screens(ctx).backtest if tui else None
+    bt, out_dir = build_backtest(config)
     collector = Collector.attach(bt)  # the run data (report.html, arena export)
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
         err=True,
     )
     chosen = bt.season
+    logs_read = list(config.logs)
     if watch is not None:
-        watched = watch(bt, paths, strategy.name)
+        watched = watch(bt, logs_read, config.strategy_path().name)
         if watched is None:
             typer.echo("arena: stopped before the season started: no report", err=True)
             return
         result: BacktestResult = watched
     else:
         progress = Progress(label="backtest", span=(chosen.start, chosen.end))
-        result = bt.run(paths, progress)
-    judging = Judging(epoch, seed, twins, tuple(paths), latency_ms)
-    write_report(result, out_dir, judging=judging, as_json=as_json, rundata=collector.data())
+        result = bt.run(logs_read, progress)
+    write_report(
+        result, out_dir, judging=judging_of(config), as_json=as_json, rundata=collector.data()
+    )

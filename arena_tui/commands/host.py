@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from arena_tui.commands.configured import text
 from arena_tui.commands.lockstep import (
     ConnectTimeoutOpt,
     StepTimeoutOpt,
@@ -20,6 +21,8 @@ from arena_tui.host.plan import HostOptions
 from arena_tui.host.restamp import SpeedError, parse_speed
 from arena_tui.logs.meta import WS_URL
 from arena_tui.record.feed import wall_ms
+from arena_tui.report.verdict import Judging
+from arena_tui.run.config import LockstepConfig, RunConfig
 from arena_tui.util.human import plural
 from arena_tui.util.options import ForceOpt, LatencyOpt, SeedOpt, VsOpt
 
@@ -150,13 +153,30 @@ def host_command(
             raise typer.BadParameter(
                 "--lockstep writes DIR/run.jsonl: no --log", param_hint="--log"
             )
-        knobs: dict[str, Any] = {"season": season, "vs": vs, "out": out, "force": force}
-        knobs |= {"latency_ms": latency_ms, "seed": seed, "think": think_time, "host": host}
-        knobs |= {"step_timeout_s": step_timeout, "connect_timeout_s": connect_timeout}
-        knobs |= {"port": port, "body_max": body_max, "generator": "arena host --lockstep"}
-        paths = [str(p) for p in replay]
+        steps = LockstepConfig(
+            names=tuple(entry or ["agent"]),
+            think=think_time,  # type: ignore[arg-type]  # (checked by lockstep_report)
+            step_timeout_s=step_timeout,
+            connect_timeout_s=connect_timeout,
+            host=host,
+            port=port,
+            body_max=body_max,
+            generator="arena host --lockstep",
+        )
+        config = RunConfig(
+            kind="lockstep",
+            logs=tuple(str(p) for p in replay),
+            season=text(season),
+            vs=vs,
+            out=text(out),
+            force=force,
+            latency_ms=latency_ms,
+            seed=seed,
+            lockstep=steps,
+        )
         ready = partial(announce_keys, as_json=as_json)
-        lockstep_report(paths, entry or ["agent"], knobs, as_json=as_json, on_ready=ready)
+        judging = Judging(sources=config.logs)  # (the defaults: not the run's seed)
+        lockstep_report(config, judging=judging, as_json=as_json, on_ready=ready)
         return
     if log is None:
         raise typer.BadParameter("give the season's log (or --lockstep)", param_hint="--log")

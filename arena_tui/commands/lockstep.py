@@ -1,16 +1,18 @@
 """The lockstep run's options and its report: ``arena backtest --agent`` and ``arena host
---lockstep`` share them (``arena_tui.host.lockstep_run`` runs it)."""
+--lockstep`` share them (``arena_tui.host.lockstep_run`` runs it); and how a run's config
+is judged (:func:`judging_of`: ``arena backtest``, ``arena paper`` and lockstep alike)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
 
 from arena_tui.report.render import write_report
 from arena_tui.report.verdict import Judging, check_epoch
+from arena_tui.run.config import RunConfig
 from arena_tui.util.human import Progress, plural
 
 AgentOpt = Annotated[
@@ -61,30 +63,34 @@ ConnectTimeoutOpt = Annotated[
 ]
 
 
+def judging_of(config: RunConfig, sources: Sequence[str] | None = None) -> Judging:
+    """How a run of ``config`` is judged: its block length, seed, twins and latency, the
+    twins trading on ``sources`` (default: the config's logs)."""
+    logs = tuple(config.logs if sources is None else sources)
+    return Judging(config.epoch, config.seed, config.twins, logs, config.latency_ms)
+
+
 def lockstep_report(
-    logs: list[str],
-    names: list[str],
-    knobs: dict[str, Any],
+    config: RunConfig,
     *,
     judging: Judging | None = None,
     as_json: bool = False,
     on_ready: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
-    """A lockstep run (``host.lockstep_run``) and its report, as ``arena backtest`` prints
-    one: ``arena backtest --agent`` and ``arena host --lockstep``. ``knobs``: the other
-    fields of ``LockstepOptions``."""
-    from arena_tui.host.lockstep_run import OUTPUT_FILE, THINK, LockstepOptions, LockstepRun
+    """A lockstep run (``host.lockstep_run``) of ``config`` and its report, as ``arena
+    backtest`` prints one: ``arena backtest --agent`` and ``arena host --lockstep``.
+    ``judging``: how the verdict is judged (default: the twins on the config's logs, the
+    rest at the defaults, as ``arena host --lockstep`` judges)."""
+    from arena_tui.host.lockstep_run import OUTPUT_FILE, THINK, LockstepRun
     from arena_tui.report.rundata import Collector
 
-    how = judging or Judging(sources=tuple(logs))
+    how = judging or Judging(sources=tuple(config.logs))
     check_epoch(how.epoch)  # a bad --epoch fails now, not after the run
-    if knobs.get("think") not in THINK:
-        raise typer.BadParameter(
-            f"{knobs.get('think')!r}: zero or measured", param_hint="--think-time"
-        )
-    opts = LockstepOptions(logs, names, **knobs)
+    opts = config.lockstep_part()
+    if opts.think not in THINK:
+        raise typer.BadParameter(f"{opts.think!r}: zero or measured", param_hint="--think-time")
     run = LockstepRun(
-        opts, on_ready=on_ready, note=lambda text: typer.echo(f"arena: {text}", err=True)
+        config, on_ready=on_ready, note=lambda text: typer.echo(f"arena: {text}", err=True)
     )
     run.prepare()
     bt = run.bt

@@ -16,20 +16,23 @@ from typing import Annotated, Any
 
 import typer
 
+from arena_tui.commands.configured import Fields, given, missing, run_config, run_fields, text
+from arena_tui.commands.lockstep import judging_of
 from arena_tui.commands.screens import screens
 from arena_tui.logs.meta import WS_URL, meta_source, parse_coins
 from arena_tui.record.feed import Backoff
 from arena_tui.report.render import write_report
 from arena_tui.report.rundata import Collector
-from arena_tui.report.verdict import Judging, check_epoch
+from arena_tui.report.verdict import check_epoch
 from arena_tui.run.backtest import Backtest
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
+from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S, LiveConfig
 from arena_tui.run.live import LiveFeed
-from arena_tui.run.paper import PaperSpec, prepare_paper, utc
+from arena_tui.run.paper import prepare_paper, utc
 from arena_tui.run.paperstatus import PaperStatus
 from arena_tui.run.parts import BacktestResult, NotStarted
 from arena_tui.run.twins import TWINS
 from arena_tui.util.options import (
+    ConfigOpt,
     EpochOpt,
     ForceOpt,
     HookTimeoutOpt,
@@ -37,8 +40,9 @@ from arena_tui.util.options import (
     JsonOpt,
     LatencyOpt,
     MetaOpt,
+    OutOpt,
+    RunStrategyArg,
     SeedOpt,
-    StrategyArg,
     TwinsOpt,
     VsOpt,
 )
@@ -69,7 +73,8 @@ def stop_on_signals(feed: LiveFeed) -> Callable[[], None]:
 
 def paper_command(
     ctx: typer.Context,
-    strategy: StrategyArg,
+    strategy: RunStrategyArg = None,
+    config_file: ConfigOpt = None,
     coins: Annotated[
         str | None,
         typer.Option(
@@ -94,22 +99,14 @@ def paper_command(
     hours: Annotated[
         float, typer.Option("--hours", min=0, help="Length of the default season, in hours.")
     ] = 24.0,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Directory for the run log and the report files (default: a new one under "
-            "the data directory); one holding a run already is refused unless --force.",
-            file_okay=False,
-        ),
-    ] = None,
+    out: OutOpt = None,
     force: ForceOpt = False,
     ws_url: Annotated[str, typer.Option("--ws-url", help="Hyperliquid WebSocket.")] = WS_URL,
     info_url: InfoUrlOpt = None,
     meta: MetaOpt = None,
     latency_ms: LatencyOpt = 0,
     seed: SeedOpt = 0,
-    hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
+    hook_timeout: HookTimeoutOpt = DEFAULT_HOOK_TIMEOUT_S,
     epoch: EpochOpt = "auto",
     twins: TwinsOpt = TWINS,
     as_json: JsonOpt = False,
@@ -134,39 +131,46 @@ def paper_command(
     of the feed. Runs until the season ends; Ctrl-C or SIGTERM stops it
     cleanly and prints the report for what ran.
 
+    The run's settings are kept in --out's config.json: [cyan]arena paper
+    --config DIR --out DIR2[/] trades them again (options given beside
+    --config replace the config's values).
+
     Example: [cyan]arena paper strategies/maker.py --coins BTC,ETH --vs
     baselines --hours 2 --out runs/paper1[/]
     """
+    if config_file is None and strategy is None:
+        raise missing(ctx, "strategy")
     check_epoch(epoch)  # a bad --epoch fails now, not after the run
-    watch = screens(ctx).paper if tui else None
     meta_file, info = meta_source(meta, info_url)
-    spec = PaperSpec(
-        strategy=strategy,
-        coins=tuple(parse_coins(coins)) if coins is not None else (),
-        vs=vs,
-        season=season,
-        hours=hours,
-        out=out,
-        ws_url=ws_url,
-        info_url=info,
-        meta=meta_file,
-        latency_ms=latency_ms,
-        seed=seed,
-        force=force,
-        hook_timeout=hook_timeout,
-    )
-    bt, feed = prepare_paper(spec, backoff=Backoff(retry_base_ms, retry_cap_ms))
+    feed: Fields = {
+        "coins": ("coins", tuple(parse_coins(coins)) if coins is not None else ()),
+        "hours": ("hours", hours),
+        "ws_url": ("ws_url", ws_url),
+        "info_url": ("info_url", info),
+        "meta": ("meta", text(meta_file)),
+    }
+    new = {"kind": "paper", "strategy": text(strategy), "live": LiveConfig(**dict(feed.values()))}
+    named = ("strategy",)
+    fields = run_fields(ctx)
+    config = run_config(ctx, config_file, fields, new, kinds=("paper",), not_with_config=named)
+    if config_file is not None:  # the feed's options given: they replace the config's
+        changed = {field: v for name, (field, v) in feed.items() if given(ctx, name)}
+        config = config.replace(live=config.live_part().replace(**changed))
+        check_epoch(config.epoch)
+    watch = screens(ctx).paper if tui else None
+    bt, live = prepare_paper(config, backoff=Backoff(retry_base_ms, retry_cap_ms))
     collector = Collector.attach(bt)  # the run data (report.html, arena export)
     s = bt.season
     assert bt.log.path is not None
     out_dir = bt.log.path.parent
     typer.echo(
-        f"arena: paper trading {', '.join(bt.by_name)} on {','.join(feed.cfg.coins)} from "
-        f"{ws_url}; season {s.id} {utc(s.start)} -> {utc(s.end)}; writing {out_dir}; "
-        f"{'q quits' if tui else 'Ctrl-C stops'}",
+        f"arena: paper trading {', '.join(bt.by_name)} on {','.join(live.cfg.coins)} from "
+        f"{config.live_part().ws_url}; season {s.id} {utc(s.start)} -> {utc(s.end)}; writing "
+        f"{out_dir}; {'q quits' if tui else 'Ctrl-C stops'}",
         err=True,
     )
-    result = watch(bt, feed, strategy.name) if watch is not None else _run(bt, feed)
+    name = config.strategy_path().name
+    result = watch(bt, live, name) if watch is not None else _run(bt, live)
     if result is None:
         typer.echo(
             f"arena: stopped before the season started: no report (the run log "
@@ -177,11 +181,10 @@ def paper_command(
     if not tui and not result.replay.final:  # (the TUI's watcher says it itself)
         typer.echo("arena: stopped before the season's end: the report covers it so far", err=True)
     # the run log is the recording of the feed: the twins trade on it
-    judging = Judging(epoch, seed, twins, (str(bt.log.path),), latency_ms)
     write_report(
         result,
         out_dir,
-        judging=judging,
+        judging=judging_of(config, (str(bt.log.path),)),
         as_json=as_json,
         kind="paper",
         rundata=collector.data(),

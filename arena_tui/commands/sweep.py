@@ -2,7 +2,8 @@
 
 ``arena sweep STRATEGY DAYS... --param NAME=SPEC...`` starts one (a new directory holding
 its store), ``arena sweep --resume DIR`` continues one that stopped, ``arena sweep show
-DIR`` prints a finished one again. All three run the same deterministic driver; the store
+DIR`` (a command of its own, with its own --help: :class:`SweepCommand`) prints a finished
+one again. All three run the same deterministic driver; the store
 answers every job it already holds (``show`` runs none). A new sweep saves its identity
 (settings and days' paths) before it reads its days, so it can be resumed from its first
 second; a sweep, new or resumed, locks its directory (``sweep.lock``) while it runs.
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
+from typer._click.core import Context
+from typer.core import TyperCommand
 
 from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.layout import terminal_width
@@ -245,54 +249,15 @@ def sweep_command(
     Then [cyan]arena sweep show DIR[/] prints it again, and [cyan]arena sweep
     --resume DIR[/] continues one that stopped.
     """
-    if strategy == "show" and not Path("show").is_file():
-        _only(
-            strategy=None,
-            days=None,
-            param=param,
-            file=file,
-            search=search,
-            trials=trials,
-            seed=seed,
-            holdout=holdout,
-            folds=folds,
-            batch=batch,
-            epoch=epoch,
-            min_fills=min_fills,
-            twins=twins,
-            out=out,
-            resume=resume,
-            workers=workers,
-            cluster=cluster,
-            latency_ms=latency_ms,
-            what="show DIR",
+    if strategy == "show" and not Path("show").is_file():  # (options before it)
+        raise SweepError(
+            "show takes its sweep's settings from DIR: give it first, --json at most: "
+            "arena sweep show DIR [--json]"
         )
-        if not days or len(days) != 1:
-            raise SweepError("arena sweep show takes one sweep directory: arena sweep show DIR")
-        show(days[0], as_json)
-        return
     if resume is not None:
-        _only(
-            strategy=strategy,
-            days=days,
-            param=param,
-            file=file,
-            search=search,
-            trials=trials,
-            seed=seed,
-            holdout=holdout,
-            folds=folds,
-            batch=batch,
-            epoch=epoch,
-            min_fills=min_fills,
-            twins=twins,
-            out=out,
-            resume=None,
-            workers=None,
-            cluster=None,
-            latency_ms=latency_ms,
-            what="--resume DIR",
-        )
+        settings: tuple[Any, ...] = (strategy, days, param, file, search, trials, seed)
+        settings += (holdout, folds, batch, epoch, min_fills, twins, out)
+        _only("--resume DIR", latency_ms, dict(zip(SETTINGS, settings, strict=True)))
         open_store(resume).close()  # not a sweep directory: one line, and no lock file in it
         with SweepLock(resume, "--resume"):
             store = open_store(resume)
@@ -369,17 +334,23 @@ def starting(read: Callable[[], Config], directory: Path) -> Config:
         raise SystemExit(130) from None
 
 
-def _only(*, what: str, latency_ms: int, **given: Any) -> None:
-    """With ``show`` or ``--resume``, the settings come from the sweep: refuse others."""
+# what a sweep's settings are given as, in the order a refusal names them
+SETTINGS = (
+    *("STRATEGY", "DAYS", "--param", "--file", "--search", "--trials", "--seed"),
+    *("--holdout", "--folds", "--batch", "--epoch", "--min-fills", "--twins", "--out"),
+)
+
+
+def _only(what: str, latency_ms: int, given: dict[str, Any]) -> None:
+    """With ``--resume``, the settings come from the sweep: refuse others (``given``: each
+    setting by how it is written, :data:`SETTINGS`)."""
     extra = [k for k, v in given.items() if v not in (None, [], False)]
     if latency_ms:
-        extra.append("latency_ms")
+        extra.append("--latency-ms")
     if extra:
-        opts = ", ".join(
-            "DAYS" if k == "days" else "STRATEGY" if k == "strategy" else "--" + k.replace("_", "-")
-            for k in extra
+        raise SweepError(
+            f"{what} takes the sweep's settings from DIR: no {', '.join(extra)} with it"
         )
-        raise SweepError(f"{what} takes the sweep's settings from DIR: no {opts} with it")
 
 
 def sweep(
@@ -435,6 +406,65 @@ def emit(doc: dict[str, Any], as_json: bool) -> None:
         typer.echo(dumps(doc))
     else:
         typer.echo(render(doc, terminal_width()))
+
+
+def show_command(
+    directories: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="The sweep's directory (its --out).",
+            metavar="DIR",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a finished sweep again, from its store: the same driver, no job run.
+
+    The text (or with --json the document) is what the sweep printed when it
+    finished, byte for byte; a sweep that stopped is said to be unfinished, with
+    the [cyan]arena sweep --resume DIR[/] that continues it.
+
+    Example: [cyan]arena sweep show sweeps/momentum-20261206 --json[/]
+    """
+    if not directories or len(directories) != 1:
+        raise SweepError("arena sweep show takes one sweep directory: arena sweep show DIR")
+    show(directories[0], as_json)
+
+
+class SweepCommand(TyperCommand):
+    """``arena sweep``, whose first word ``show`` (a file of that name aside) is a command
+    of its own: ``arena sweep show DIR``, with its own --help. ``arena sweep STRATEGY
+    DAYS...`` and ``--resume DIR`` stay this command's, their help and errors as they were
+    (a click group would put a command name into their usage lines)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: Context | None = None,
+        **extra: Any,
+    ) -> Context:
+        words = [a for a in args if a != "--json"]
+        if words[:1] == ["show"] and not Path("show").is_file():
+            bare = TyperCommand(self.name)  # (usage: "arena sweep show", no sweep arguments)
+            outer = self.context_class(bare, info_name=info_name, parent=parent, **extra)
+            rest = list(args)
+            rest.remove("show")
+            return _show().make_context("show", rest, parent=outer, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Context) -> Any:
+        return super().invoke(ctx) if ctx.command is self else ctx.command.invoke(ctx)
+
+
+def _show() -> TyperCommand:
+    """``arena sweep show`` as a click command (typer's, as the others are)."""
+    app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+    app.command("show")(show_command)
+    command = typer.main.get_command(app)
+    assert isinstance(command, TyperCommand)
+    return command
 
 
 def show(directory: Path, as_json: bool) -> None:

@@ -26,7 +26,6 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -50,7 +49,7 @@ from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for, run_dir
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
+from arena_tui.run.config import RunConfig, write_config
 from arena_tui.run.loader import BASELINES, ENTRY_NAME, baseline_path
 from arena_tui.run.parts import BacktestError, BacktestResult, Entrant, Status
 from arena_tui.run.stats import exit_value
@@ -63,28 +62,6 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_GRACE_S = 5.0  # how long the agent's process may take to exit after "over"
 TOLD_GRACE_S = 3.0  # how long connected agents have to fetch "over" (arena host --lockstep)
 THINK = ("zero", "measured")
-
-
-@dataclass
-class LockstepOptions:
-    logs: list[str]
-    names: list[str]  # the agents' entry names
-    season: Path | None = None
-    vs: str | None = None
-    out: Path | None = None
-    force: bool = False
-    latency_ms: int = 0
-    seed: int = 0
-    think: str = "zero"
-    step_timeout_s: float = 30.0
-    connect_timeout_s: float = 30.0
-    host: str = "127.0.0.1"
-    port: int = 0
-    body_max: int = 4096
-    full_log: bool = False
-    hook_timeout_s: float = DEFAULT_TIMEOUT_S
-    command: str | None = None  # arena backtest --agent: the agent to launch
-    generator: str = "arena backtest --agent"
 
 
 def size_text(n: int) -> str:
@@ -158,15 +135,17 @@ def vs_entrants(vs: str | None) -> list[Entrant]:
 
 
 class LockstepRun:
-    """One lockstep run (module docstring): ``prepare``, then ``run`` (blocking)."""
+    """One lockstep run (module docstring) of a run config (its ``lockstep`` part, or the
+    defaults): ``prepare``, then ``run`` (blocking)."""
 
     def __init__(
         self,
-        opts: LockstepOptions,
+        config: RunConfig,
         *,
         on_ready: Callable[[dict[str, Any]], None] | None = None,
         note: Callable[[str], None] = lambda text: None,
     ) -> None:
+        opts = config.lockstep_part()
         if opts.think not in THINK:
             raise BacktestError(f"--think-time {opts.think!r}: zero or measured")
         for name in opts.names:
@@ -174,7 +153,8 @@ class LockstepRun:
                 raise BacktestError(f"entry name {name!r}: 1-32 characters of a-z, 0-9, _ and -")
         if len(set(opts.names)) != len(opts.names):
             raise BacktestError(f"entry names must be unique: {', '.join(opts.names)}")
-        self.opts = opts
+        self.config = config
+        self.opts = opts  # the lockstep part
         self.on_ready = on_ready
         self.note = note
         self.remotes = [Remote(n, i, new_key(n)) for i, n in enumerate(opts.names)]
@@ -195,12 +175,13 @@ class LockstepRun:
 
     def prepare(self) -> None:
         """The run built, its directory made, the listener bound (not yet served)."""
-        opts = self.opts
-        for path in opts.logs:
+        config, opts = self.config, self.opts
+        logs = list(config.logs)
+        for path in logs:
             if is_thin(path):
                 read_header(path)  # refused: a thin run log holds no market data to trade on
-        season = resolve_season(opts.logs, opts.season)
-        others = vs_entrants(opts.vs)
+        season = resolve_season(logs, config.season_path())
+        others = vs_entrants(config.vs)
         for e in others:
             if e.name in opts.names:
                 raise BacktestError(
@@ -208,7 +189,7 @@ class LockstepRun:
                     "agent otherwise (--agent-name)"
                 )
         first = opts.names[0]
-        self.out_dir = run_dir(opts.out, Path(first), "lockstep", force=opts.force)
+        self.out_dir = run_dir(config.out_path(), Path(first), "lockstep", force=config.force)
         gate = self.gate = StepGate(
             self.remotes,
             step_timeout_s=opts.step_timeout_s,
@@ -216,19 +197,21 @@ class LockstepRun:
             kept_in=self.out_dir,
         )
         agents = [Entrant(r.name, RemoteAgent(gate, r), Path()) for r in self.remotes]
+        c = config
         bt = self.bt = Backtest(
             season,
             agents + others,
             run_log=self.out_dir / "run.jsonl",
-            sources=opts.logs,
-            latency_ms=opts.latency_ms,
-            seed=opts.seed,
+            sources=logs,
+            latency_ms=c.latency_ms,
+            seed=c.seed,
             exit_value=exit_value,
             generator=opts.generator,
-            hook_timeout_s=opts.hook_timeout_s,
-            thin=not opts.full_log,
+            hook_timeout_s=c.hook_timeout_s,
+            thin=not c.full_log,
             cache=False,  # the gate settles in the cold pass only
         )
+        write_config(config.kept(), self.out_dir)
         views = Views(bt.engine)
         for r in self.remotes:
             views.keys.add(r.name, key_sha256(r.key))
@@ -355,7 +338,7 @@ class LockstepRun:
                     f"the start: an agent must POST /v1/step or open /v1/stream{where}"
                 )
             self.phase = "pass"
-            result = bt.run(opts.logs, progress)
+            result = bt.run(list(self.config.logs), progress)
             self.phase = "after"
             if gate.stopping is not None:  # (came as the pass ended: never taken)
                 self.interrupt(gate.stopping)

@@ -1,9 +1,10 @@
-"""The one place a run is built from options: ``arena backtest``, ``arena paper`` and
-arena-tui all make their entrants, run directory and :class:`Backtest` here, so the three
-cannot drift apart. A strategy file that is not there is said with the names it might be
-(``--vs baseline``: ``baselines``; a close file name; a baseline's file), and a STRATEGY
-and LOG given the wrong way round are said as that (:func:`check_order`), not as the bad
-header the log reader would find.
+"""The one place a run is built from its config: ``arena backtest``, ``arena paper`` and
+arena-tui all make their entrants, run directory and :class:`Backtest` here from one
+:class:`~arena_tui.run.config.RunConfig`, so the three cannot drift apart. A strategy
+file that is not there is said with the names it might be (``--vs baseline``:
+``baselines``; a close file name; a baseline's file), and a STRATEGY and LOG given the
+wrong way round are said as that (:func:`check_order`), not as the bad header the log
+reader would find.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from arena_tui.logs.daycache import cache_enabled
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig, write_config
 from arena_tui.run.fields import StrategyError
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.loader import (
     BASELINES,
     baseline_path,
@@ -186,44 +187,34 @@ def run_dir(out: Path | None, strategy: Path, kind: str = "", *, force: bool = F
     return reused_dir(out, force)
 
 
-def build_backtest(
-    strategy: Path,
-    paths: list[str],
-    *,
-    season: Path | None,
-    vs: str | None,
-    out: Path | None,
-    latency_ms: int,
-    seed: int,
-    force: bool = False,
-    hook_timeout_s: float = DEFAULT_TIMEOUT_S,
-    full_log: bool = True,
-    params: Sequence[str] = (),
-    cache: bool = True,
-) -> tuple[Backtest, Path]:
-    """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory.
+def build_backtest(config: RunConfig) -> tuple[Backtest, Path]:
+    """The run ``arena backtest`` (and arena-tui) makes of ``config``: its Backtest and its
+    directory, which gets the config (``config.json``: ``--config`` repeats the run).
 
-    ``full_log``: a self-contained run log (the market lines too); else a thin one
-    (``arena backtest``'s default: the sources' hashes and the own inputs). ``params``:
-    the strategy's ``--param NAME=VALUE`` texts. ``cache``: read and write the day cache
-    (``logs.daycache``; it is also off when ``$ARENA_CACHE`` says so)."""
+    ``config.run_log``: ``full``, a self-contained run log (the market lines too), or
+    ``thin`` (``arena backtest``'s default: the sources' hashes and the own inputs).
+    ``config.params``: the strategy's ``--param NAME=VALUE`` texts. ``config.cache``: read
+    and write the day cache (``logs.daycache``; also off when ``$ARENA_CACHE`` says so)."""
+    strategy, paths = config.strategy_path(), list(config.logs)
     check_order(strategy, paths)
     for path in paths:
         if is_thin(path):
             read_header(path)  # refused: a thin run log holds no market data to trade on
-    chosen = resolve_season(paths, season)
-    entrants = entrants_for(strategy, vs, overrides=params)
-    out_dir = run_dir(out, strategy, force=force)
+    chosen = resolve_season(paths, config.season_path())
+    entrants = entrants_for(strategy, config.vs, overrides=config.params)
+    out_dir = run_dir(config.out_path(), strategy, force=config.force)
+    c = config
     bt = Backtest(
         chosen,
         entrants,
         run_log=out_dir / "run.jsonl",
         sources=paths,
-        latency_ms=latency_ms,
-        seed=seed,
+        latency_ms=c.latency_ms,
+        seed=c.seed,
         exit_value=exit_value,
-        hook_timeout_s=hook_timeout_s,
-        thin=not full_log,
-        cache=cache and cache_enabled(),
+        hook_timeout_s=c.hook_timeout_s,
+        thin=not c.full_log,
+        cache=c.cache and cache_enabled(),
     )
+    write_config(config.kept(), out_dir)
     return bt, out_dir

@@ -22,6 +22,7 @@ from arena_tui.util.errors import ArenaError
 
 CONFIG_FILE = "config.json"
 DEFAULT_HOOK_TIMEOUT_S = 10.0  # seconds one hook call may run (<= 0: no limit)
+DEFAULT_TWINS = 100  # run.twins.TWINS (not imported: the runner will import this module)
 
 
 class ConfigError(ArenaError):
@@ -37,6 +38,9 @@ class LiveConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     info_url: str = INFO_URL
     meta: str | None = None  # a saved meta answer instead of asking info_url
 
+    def replace(self, **changes: object) -> LiveConfig:
+        return msgspec.structs.replace(self, **changes)
+
 
 class LockstepConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a lockstep run adds: agents over the season's HTTP API, stepped in turn."""
@@ -49,6 +53,10 @@ class LockstepConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     host: str = "127.0.0.1"
     port: int = 0
     body_max: int = 4096
+    generator: str = "arena backtest --agent"  # what the run log says made it
+
+    def replace(self, **changes: object) -> LockstepConfig:
+        return msgspec.structs.replace(self, **changes)
 
 
 class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -69,6 +77,8 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     force: bool = False  # replace a run already in ``out``
     live: LiveConfig | None = None
     lockstep: LockstepConfig | None = None
+    epoch: str = "auto"  # the verdict's block length (``auto``: chosen for the run)
+    twins: int = DEFAULT_TWINS  # random twins for the skill answer (0: none)
 
     @property
     def full_log(self) -> bool:
@@ -85,6 +95,26 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     def out_path(self) -> Path | None:
         return None if self.out is None else Path(self.out)
 
+    def live_part(self) -> LiveConfig:
+        """The live feed's settings (the defaults when the config names none)."""
+        return self.live if self.live is not None else LiveConfig()
+
+    def lockstep_part(self) -> LockstepConfig:
+        """The lockstep settings (the defaults when the config names none)."""
+        return self.lockstep if self.lockstep is not None else LockstepConfig()
+
+    def replace(self, **changes: object) -> RunConfig:
+        """This config with ``changes`` (field names) made: a new frozen config."""
+        return msgspec.structs.replace(self, **changes)
+
+    def kept(self) -> RunConfig:
+        """The config a run keeps (``config.json``): what decides its results, and nothing
+        of where or how it was written (its directory is the one holding the file; never
+        ``force``; the day cache at its default, which changes no result), so two runs of
+        one config keep the same bytes, and ``--config`` repeating it into the directory
+        holding it is refused as a second run there is (unless ``--force`` is given)."""
+        return self.replace(out=None, force=False, cache=True)
+
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 _DECODER = msgspec.json.Decoder(RunConfig)
@@ -96,10 +126,16 @@ def encode_config(config: RunConfig) -> bytes:
 
 
 def write_config(config: RunConfig, run_dir: Path) -> Path:
-    """Write ``config`` into ``run_dir`` (``config.json``); its path."""
+    """Write ``config`` into ``run_dir`` (``config.json``) as given (a run writes its
+    :meth:`RunConfig.kept`); its path."""
     path = run_dir / CONFIG_FILE
     path.write_bytes(encode_config(config))
     return path
+
+
+def config_dir(path: Path) -> Path:
+    """The directory of the config at ``path`` (a ``config.json``, or its directory)."""
+    return path if path.is_dir() else path.parent
 
 
 def read_config(path: Path) -> RunConfig:

@@ -1,7 +1,8 @@
 """A paper run on the live feed, prepared: its season, its entries, its run log, its feed.
 
 Why this module exists: ``arena paper`` and the live mode of ``arena-tui`` must run the
-same thing, so what a :class:`PaperSpec` turns into is decided here once. The season is a
+same thing, so what a paper run's :class:`~arena_tui.run.config.RunConfig` (its live part:
+:class:`~arena_tui.run.config.LiveConfig`) turns into is decided here once. The season is a
 season file (whose window must not be over), or by default Season 0 rules over the coins
 asked for (markets from Hyperliquid's ``meta``), from the next minute boundary for
 ``hours``. The run writes ``run.jsonl`` (durable: see ``arena_tui.logs.runlog``) and the season
@@ -12,17 +13,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
-from arena_tui.logs.meta import INFO_URL, WS_URL, MetaError, get_markets, select
+from arena_tui.logs.meta import MetaError, get_markets, select
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for, run_dir
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
+from arena_tui.run.config import LiveConfig, RunConfig, write_config
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.stats import exit_value
 from arena_tui.season.file import SeasonError, load_season
@@ -30,23 +31,26 @@ from engine import Market, Season
 from engine.season import MINUTE_MS, SEASON0_RULES, check_season
 
 
-@dataclass(frozen=True)
-class PaperSpec:
-    """What to trade live, as the command line or the start screen chose it."""
-
-    strategy: Path
-    coins: tuple[str, ...] = ()  # with a season file: () = all its markets
-    vs: str | None = None
-    season: Path | None = None
-    hours: float = 24.0  # the default season's length
-    out: Path | None = None
-    ws_url: str = WS_URL
-    info_url: str = INFO_URL
-    meta: Path | None = None
-    latency_ms: int = 0
-    seed: int = 0
-    force: bool = False  # replace a run already in ``out``
-    hook_timeout: float = DEFAULT_TIMEOUT_S  # seconds one hook call may run (<= 0: no limit)
+def paper_config(
+    strategy: str | Path,
+    *,
+    season: str | Path | None = None,
+    out: str | Path | None = None,
+    force: bool = False,
+    vs: str | None = None,
+    **live: Any,
+) -> RunConfig:
+    """The config of a paper run of ``strategy``; ``live``: fields of its
+    :class:`~arena_tui.run.config.LiveConfig` (coins, hours, ws_url...)."""
+    return RunConfig(
+        kind="paper",
+        strategy=str(strategy),
+        vs=vs,
+        season=None if season is None else str(season),
+        out=None if out is None else str(out),
+        force=force,
+        live=LiveConfig(**live),
+    )
 
 
 def utc(ms: int) -> str:
@@ -68,56 +72,64 @@ def default_season(markets: tuple[Market, ...], now_ms: int, hours: float) -> Se
     return season
 
 
-def paper_season(spec: PaperSpec, now_ms: int) -> tuple[Season, tuple[str, ...]]:
+def paper_season(config: RunConfig, now_ms: int) -> tuple[Season, tuple[str, ...]]:
     """The run's season and the coins to subscribe to."""
-    if spec.season is None:
-        if not spec.coins:
+    live = config.live_part()
+    season_file = config.season_path()
+    if season_file is None:
+        if not live.coins:
             raise MetaError("--coins: name the coins to trade, e.g. --coins BTC,ETH")
-        markets = select(get_markets(spec.meta, spec.info_url), spec.coins)
-        return default_season(markets, now_ms, spec.hours), spec.coins
-    season = load_season(spec.season)
+        markets = select(get_markets(live.meta, live.info_url), live.coins)
+        return default_season(markets, now_ms, live.hours), live.coins
+    season = load_season(season_file)
     if season.end <= now_ms:
         raise SeasonError(
-            f"{spec.season}: season {season.id} ended at {utc(season.end)}; a live run "
+            f"{season_file}: season {season.id} ended at {utc(season.end)}; a live run "
             "needs a season that is not over"
         )
     names = [m.coin for m in season.markets]
-    missing = [c for c in spec.coins if c not in names]
+    missing = [c for c in live.coins if c not in names]
     if missing:
         raise SeasonError(
             f"--coins {','.join(missing)}: not in season {season.id} ({','.join(names)})"
         )
-    return season, spec.coins or tuple(names)
+    return season, live.coins or tuple(names)
 
 
 def prepare_paper(
-    spec: PaperSpec,
+    config: RunConfig,
     *,
     clock: Callable[[], int] = wall_ms,
     backoff: Backoff | None = None,
     feed_cfg: dict[str, float] | None = None,
 ) -> tuple[Backtest, LiveFeed]:
-    """The runner and the feed for ``spec``; the season file is written beside the run log.
+    """The runner and the feed for ``config`` (a paper run: its ``live`` part, or the
+    defaults); the season file is written beside the run log, the config into the run's
+    directory (``config.json``).
 
     ``feed_cfg``: FeedConfig timings (``ping_s``, ``silence_s``) other than Hyperliquid's.
     """
+    ws_url = config.live_part().ws_url
     try:
-        parse_uri(spec.ws_url)
+        parse_uri(ws_url)
     except InvalidURI:
-        raise MetaError(f"--ws-url: not a ws:// or wss:// URL: {spec.ws_url}") from None
-    season, coins = paper_season(spec, clock())
-    entrants = entrants_for(spec.strategy, spec.vs)
-    run_log = run_dir(spec.out, spec.strategy, "paper", force=spec.force) / "run.jsonl"
+        raise MetaError(f"--ws-url: not a ws:// or wss:// URL: {ws_url}") from None
+    season, coins = paper_season(config, clock())
+    strategy = config.strategy_path()
+    entrants = entrants_for(strategy, config.vs)
+    out_dir = run_dir(config.out_path(), strategy, "paper", force=config.force)
+    c = config
     bt = Backtest(
         season,
         entrants,
-        run_log=run_log,
-        latency_ms=spec.latency_ms,
-        seed=spec.seed,
+        run_log=out_dir / "run.jsonl",
+        latency_ms=c.latency_ms,
+        seed=c.seed,
         exit_value=exit_value,
         generator="arena paper",
-        feed=spec.ws_url,
-        hook_timeout_s=spec.hook_timeout,
+        feed=ws_url,
+        hook_timeout_s=c.hook_timeout_s,
     )
-    cfg = FeedConfig(spec.ws_url, coins, **(feed_cfg or {}))
+    write_config(config.kept(), out_dir)
+    cfg = FeedConfig(ws_url, coins, **(feed_cfg or {}))
     return bt, LiveFeed(cfg, backoff=backoff, clock=clock)

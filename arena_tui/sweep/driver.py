@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_tui.report.verdict import CONTROL
+from arena_tui.run.config import RunConfig
 from arena_tui.run.params import ParamValue
 from arena_tui.season.file import resolve_season
 from arena_tui.sweep import SweepError
@@ -50,6 +51,18 @@ def kill_point(jobs: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def run_config(cfg: Config) -> RunConfig:
+    """What a sweep's passes share with any run: the strategy, latency and seed (each job
+    adds its day and variants: ``jobs.Job.of``)."""
+    return RunConfig(
+        strategy=cfg.strategy,
+        latency_ms=cfg.latency_ms,
+        seed=cfg.seed,
+        epoch=cfg.epoch,
+        twins=cfg.twins,
+    )
+
+
 class Missing(SweepError):
     """``show`` of a sweep whose store lacks a result the sweep needs (not finished)."""
 
@@ -65,8 +78,10 @@ class Runner:
     progress: Progress
     results: dict[str, dict[tuple[str, str], EntryResult]] = field(default_factory=dict)
     kill_after: int | None = None
+    run: RunConfig = field(init=False)
 
     def __post_init__(self) -> None:
+        self.run = run_config(self.cfg)  # what every job's pass shares
         for split, sha, res in self.store.results():
             self.results.setdefault(split, {})[(res.name, sha)] = res
         stop = os.environ.get(KILL_AFTER_ENV)
@@ -78,15 +93,7 @@ class Runner:
         control = (CONTROL, day.sha256) not in have
         if not todo and not control:
             return None
-        return Job(
-            strategy=self.cfg.strategy,
-            day=day,
-            variants=todo,
-            control=control,
-            latency_ms=self.cfg.latency_ms,
-            seed=self.cfg.seed,
-            epoch=self.cfg.epoch,
-        )
+        return Job.of(self.run, day, todo, control=control, epoch=self.cfg.epoch)
 
     def ensure(self, variants: list[Variant], days: list[DayFile], split: str) -> None:
         """Every variant and the control on every day of ``days``: stored, or run now."""
@@ -105,8 +112,8 @@ class Runner:
                 day=d,
                 variant=variant,
                 twins=self.cfg.twins,
-                latency_ms=self.cfg.latency_ms,
-                seed=self.cfg.seed,
+                latency_ms=self.run.latency_ms,
+                seed=self.run.seed,
             )
             for d in days
             if d.sha256 not in done

@@ -34,6 +34,7 @@ from arena_tui.logs.daycache import cache_enabled
 from arena_tui.logs.thinlog import file_sha256
 from arena_tui.report.verdict import CONTROL, block_scores, parse_epoch
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.loader import baseline_path, load_strategy
 from arena_tui.run.params import ParamValue
 from arena_tui.run.parts import Entrant
@@ -65,7 +66,12 @@ class DayFile(msgspec.Struct, frozen=True):
 
 
 class Job(msgspec.Struct, frozen=True):
-    """K variants of ``strategy`` (and the control) over one day, in one engine pass."""
+    """K variants of ``strategy`` (and the control) over one day, in one engine pass.
+
+    What it shares with a run config (the strategy, latency, seed) comes from the sweep's
+    one :class:`~arena_tui.run.config.RunConfig` (:meth:`of`) and gives it back
+    (:meth:`config`); the season travels as its file's text (a worker may not see the
+    file), the day as the driver saw it."""
 
     strategy: str  # the strategy file's path
     day: DayFile
@@ -75,6 +81,42 @@ class Job(msgspec.Struct, frozen=True):
     latency_ms: int = 0
     seed: int = 0
     epoch: str = "1h"  # block length of the block scores
+
+    @classmethod
+    def of(
+        cls,
+        config: RunConfig,
+        day: DayFile,
+        variants: list[Variant],
+        *,
+        control: bool = True,
+        epoch: str = "1h",
+        season_toml: str | None = None,
+    ) -> Job:
+        """The job of ``variants`` on ``day`` in a run of ``config`` (its strategy,
+        latency and seed)."""
+        config.strategy_path()  # (a config naming no strategy: one line)
+        return cls(
+            strategy=str(config.strategy),
+            day=day,
+            variants=variants,
+            control=control,
+            season_toml=season_toml,
+            latency_ms=config.latency_ms,
+            seed=config.seed,
+            epoch=epoch,
+        )
+
+    def config(self) -> RunConfig:
+        """The run config of this job's pass: its strategy on its day, no run log."""
+        return RunConfig(
+            strategy=self.strategy,
+            logs=(self.day.path,),
+            latency_ms=self.latency_ms,
+            seed=self.seed,
+            epoch=self.epoch,
+            twins=0,
+        )
 
 
 class EntryResult(msgspec.Struct, frozen=True):

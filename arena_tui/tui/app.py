@@ -2,8 +2,8 @@
 
 Why this module exists: the App only knows which screen comes first and how a run is
 started; screens and widgets do the rest. What it runs is injected: a ``Catalog`` for the
-start screen, functions that turn a :class:`RunSpec` (a backtest), a
-:class:`~arena_tui.run.paper.PaperSpec` (a live paper run) or a
+start screen, functions that turn a :class:`~arena_tui.run.config.RunConfig` (a backtest,
+or a live paper run: ``kind`` says which) or a
 :class:`~arena_tui.tui.spectator.SpectateSpec` (a running ``arena host`` to watch) into a
 source (the real ones by default), or a source already built (``arena backtest --tui``
 and ``arena paper --tui`` hand their own run in).
@@ -22,6 +22,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.parts import BacktestError, BacktestResult
 from arena_tui.tui.catalog import Catalog
 from arena_tui.tui.playback import Playback
@@ -29,15 +30,14 @@ from arena_tui.tui.screens.help import HelpScreen
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.screens.spectate import SpectatorScreen
 from arena_tui.tui.screens.start import StartScreen
-from arena_tui.tui.source import BacktestSource, RunSpec
+from arena_tui.tui.source import BacktestSource
 from arena_tui.tui.spectator import SpectateSpec, SpectatorSource
 
 if TYPE_CHECKING:
     from arena_tui.run.live import LiveFeed
-    from arena_tui.run.paper import PaperSpec
 
-Sources = Callable[[RunSpec], BacktestSource]
-LiveSources = Callable[["PaperSpec"], BacktestSource]
+Sources = Callable[[RunConfig], BacktestSource]  # a backtest's config
+LiveSources = Callable[[RunConfig], BacktestSource]  # a paper run's
 Spectators = Callable[[SpectateSpec], SpectatorSource]
 SIGNALS = (signal.SIGTERM, signal.SIGINT)  # (a terminal's ctrl+c is a key here, not SIGINT)
 FINISH_S = 30.0  # how long to wait, after the app is gone, for its run to close its log
@@ -56,7 +56,7 @@ class ArenaApp(App[None]):
         self,
         *,
         catalog: Catalog | None = None,
-        spec: RunSpec | None = None,
+        spec: RunConfig | None = None,
         source: BacktestSource | None = None,
         sources: Sources = BacktestSource.of_spec,
         speed: int | None = 60,
@@ -144,12 +144,12 @@ class ArenaApp(App[None]):
                 for sig in SIGNALS:
                     asyncio.get_running_loop().remove_signal_handler(sig)
 
-    def start_run(self, spec: RunSpec | PaperSpec | SpectateSpec, speed: int | None) -> None:
+    def start_run(self, spec: RunConfig | SpectateSpec, speed: int | None) -> None:
         if isinstance(spec, SpectateSpec):
             chosen = SpectateSpec(spec.url, spec.key or self.key)
             self.push_screen(SpectatorScreen(self.spectators(chosen)))
             return
-        source = self.sources(spec) if isinstance(spec, RunSpec) else self.live_sources(spec)
+        source = self.live_sources(spec) if spec.kind == "paper" else self.sources(spec)
         self.source = source
         self.started.append(source)
         self.push_screen(RunScreen(source, source.playback(speed, self.paused)))

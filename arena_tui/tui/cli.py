@@ -14,9 +14,8 @@ its report (waited for, saying so, if it is still being written) or its run log.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO, TypeVar
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -28,10 +27,8 @@ from arena_tui.util.options import ForceOpt, HookTimeoutOpt, SeasonOpt
 from arena_tui.util.text import printable
 
 if TYPE_CHECKING:
-    from arena_tui.run.paper import PaperSpec
-    from arena_tui.tui.source import BacktestSource, RunSpec
-
-Spec = TypeVar("Spec", "RunSpec", "PaperSpec")  # what the start screen hands a source
+    from arena_tui.run.config import RunConfig
+    from arena_tui.tui.source import BacktestSource
 
 cli = typer.Typer(
     rich_markup_mode="rich",
@@ -160,7 +157,7 @@ def tui_command(
     """
     from arena_tui.run.rundir import refuse_held_run, session_dir
     from arena_tui.tui.app import make_app
-    from arena_tui.tui.source import BacktestSource, RunSpec, judging_of, prepare
+    from arena_tui.tui.source import BacktestSource, judging_of, prepare, watched_run
     from arena_tui.tui.spectator import SpectateSpec
 
     given = list(logs or [])
@@ -172,8 +169,16 @@ def tui_command(
         return
     source: BacktestSource | None = None
     if given and strategy is not None:
-        spec = RunSpec(
-            tuple(given), strategy, vs, season, out, latency_ms, seed, force, hook_timeout
+        spec = watched_run(
+            given,
+            strategy,
+            vs,
+            season,
+            out,
+            latency_ms=latency_ms,
+            seed=seed,
+            force=force,
+            hook_timeout_s=hook_timeout,
         )
         bt, paths = prepare(spec)  # fails here, before the screen opens
         # judged and reported at its end, as the start screen's runs are
@@ -193,21 +198,21 @@ def tui_command(
         """--out for this session's first run, then beside it (out-2, ...); --force: --out."""
         return out if out is None or force else session_dir(out)
 
-    def tuned(chosen: Spec) -> Spec:
-        """A spec from the start screen, with this command line's run options."""
-        return replace(
-            chosen,
-            out=run_out(),
+    def tuned(chosen: RunConfig) -> RunConfig:
+        """A run config from the start screen, with this command line's run options."""
+        where = run_out()
+        return chosen.replace(
+            out=None if where is None else str(where),
             latency_ms=latency_ms,
             seed=seed,
             force=force,
-            hook_timeout=hook_timeout,
+            hook_timeout_s=hook_timeout,
         )
 
-    def sources(chosen: RunSpec) -> BacktestSource:
+    def sources(chosen: RunConfig) -> BacktestSource:
         return BacktestSource.of_spec(tuned(chosen))
 
-    def live_sources(chosen: PaperSpec) -> BacktestSource:
+    def live_sources(chosen: RunConfig) -> BacktestSource:
         return BacktestSource.of_paper(tuned(chosen))
 
     app = make_app(

@@ -16,7 +16,7 @@ from pathlib import Path
 from arena_tui.tui.app import make_app
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.screens.run import RunScreen
-from arena_tui.tui.source import BacktestSource, RunSpec
+from arena_tui.tui.source import BacktestSource, watched_run
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
@@ -40,7 +40,7 @@ class PauseAt(Playback):
 
 
 async def shoot(out: Path, run_dir: Path) -> None:
-    spec = RunSpec((LOG,), STRATEGY, "baselines", out=run_dir)
+    spec = watched_run((LOG,), STRATEGY, "baselines", out=run_dir)
     app = make_app(source=BacktestSource.of_spec(spec), playback=PauseAt(PAUSE_AT))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen

@@ -30,9 +30,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -40,7 +39,8 @@ from arena_tui.report.rundata import Collector
 from arena_tui.report.verdict import Judging
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import build_backtest
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S, Said
+from arena_tui.run.config import RunConfig
+from arena_tui.run.hooks import Said
 from arena_tui.run.parts import BacktestResult
 from arena_tui.run.twins import TWINS
 from arena_tui.season.file import SeasonError
@@ -54,7 +54,6 @@ from engine import events as ev
 
 if TYPE_CHECKING:
     from arena_tui.run.live import LiveFeed
-    from arena_tui.run.paper import PaperSpec
 
 INTERVAL_S = 0.1  # snapshots at most this often while the run plays at a speed
 FLAT_OUT_S = 0.25  # and at max speed, where drawing would slow the engine (one GIL)
@@ -65,55 +64,53 @@ Runner = Callable[[Pace], BacktestResult]  # one pass of a prepared run, paced
 CLOSED_KEPT = 4096  # closed orders whose coin is remembered (a late cancel names them)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """What to run, as the start screen or the command line chose it."""
+def watched_run(
+    logs: Sequence[str | Path],
+    strategy: str | Path,
+    vs: str | None = None,
+    season: str | Path | None = None,
+    out: str | Path | None = None,
+    **more: Any,
+) -> RunConfig:
+    """The config of a backtest as arena-tui runs it (its start screen, ``arena-tui LOG
+    --strategy X``): a self-contained run log, no day cache (a watched run is paced, and
+    may stop anywhere); ``more``: other fields of the config (latency_ms, seed...)."""
+    return RunConfig(
+        strategy=str(strategy),
+        logs=tuple(str(p) for p in logs),
+        vs=vs,
+        season=None if season is None else str(season),
+        out=None if out is None else str(out),
+        run_log="full",
+        cache=False,
+        **more,
+    )
 
-    logs: tuple[Path, ...]
-    strategy: Path
-    vs: str | None = None  # "baselines" and/or strategy files, comma-separated
-    season: Path | None = None
-    out: Path | None = None  # the run's directory (default: a new one in the data dir)
-    latency_ms: int = 0
-    seed: int = 0
-    force: bool = False  # replace a run already in ``out``
-    hook_timeout: float = DEFAULT_TIMEOUT_S  # seconds one hook call may run (<= 0: no limit)
+
+def log_paths(config: RunConfig) -> list[str]:
+    """The logs ``config``'s run reads, as the runner names them."""
+    return list(config.logs)
 
 
-def log_paths(spec: RunSpec) -> list[str]:
-    """The logs ``spec``'s run reads, as the runner names them."""
-    return [str(p) for p in spec.logs]
-
-
-def judging_of(spec: RunSpec) -> Judging:
-    """How ``arena backtest`` judges ``spec``'s run by default: blocks chosen for the run,
-    its seed, ``TWINS`` twins trading on its logs with its latency."""
+def judging_of(config: RunConfig) -> Judging:
+    """How ``arena backtest`` judges ``config``'s run by default: blocks chosen for the
+    run, its seed, ``TWINS`` twins trading on its logs with its latency."""
     return Judging(
         epoch=None,
-        seed=spec.seed,
+        seed=config.seed,
         twins=TWINS,
-        sources=tuple(log_paths(spec)),
-        latency_ms=spec.latency_ms,
+        sources=tuple(log_paths(config)),
+        latency_ms=config.latency_ms,
     )
 
 
-def prepare(spec: RunSpec) -> tuple[Backtest, list[str]]:
-    """The backtest ``arena backtest`` would run for ``spec``, writing its run log."""
-    paths = log_paths(spec)
+def prepare(config: RunConfig) -> tuple[Backtest, list[str]]:
+    """The backtest ``arena backtest`` would run for ``config``, writing its run log (and
+    the config); never with the day cache (a watched run is paced, and may stop anywhere)."""
+    paths = log_paths(config)
     if not paths:
         raise SeasonError("choose at least one recording")
-    bt, _ = build_backtest(
-        spec.strategy,
-        paths,
-        season=spec.season,
-        vs=spec.vs,
-        out=spec.out,
-        latency_ms=spec.latency_ms,
-        seed=spec.seed,
-        force=spec.force,
-        hook_timeout_s=spec.hook_timeout,
-        cache=False,  # a watched run is paced, and may stop anywhere: no day cache
-    )
+    bt, _ = build_backtest(config.replace(cache=False))
     return bt, paths
 
 
@@ -171,7 +168,7 @@ class _Watch:
         elif asset is None:
             oid = getattr(event, "oid", -1)
             asset = self.order_asset.get(oid, self.closed_asset.get(oid))
-        state = None if asset is None else self.bt.engine.assets.get(asset)
+        state = None if asset is None else self.bt.engine.asset_state(asset)
         coin = None if state is None else state.coin
         note = self.bt.notes.of(event) if type(event) is ev.Fill else None
         self.pending.append(Happening(event, coin, note))
@@ -282,15 +279,17 @@ class BacktestSource:
         self.reporter: Reporter | None = None  # writing the report, once the end is reached
 
     @classmethod
-    def of_spec(cls, spec: RunSpec) -> BacktestSource:
-        vs = f" vs {spec.vs}" if spec.vs else ""
-        logs = ", ".join(p.name for p in spec.logs)
+    def of_spec(cls, config: RunConfig) -> BacktestSource:
+        """A backtest of ``config``, prepared in the worker."""
+        vs = f" vs {config.vs}" if config.vs else ""
+        logs = ", ".join(Path(p).name for p in config.logs)
 
         def make() -> tuple[Backtest, Runner]:
-            bt, paths = prepare(spec)
+            bt, paths = prepare(config)
             return bt, _on_logs(bt, paths)
 
-        return cls(make, title=f"{spec.strategy.name}{vs} on {logs}", judging=judging_of(spec))
+        title = f"{config.strategy_path().name}{vs} on {logs}"
+        return cls(make, title=title, judging=judging_of(config))
 
     @classmethod
     def of_backtest(
@@ -306,22 +305,22 @@ class BacktestSource:
         return cls(lambda: (bt, _on_logs(bt, logs)), title=title, judging=judging)
 
     @classmethod
-    def of_paper(cls, spec: PaperSpec) -> BacktestSource:
-        """``arena paper`` for ``spec``, prepared in the worker."""
+    def of_paper(cls, config: RunConfig) -> BacktestSource:
+        """``arena paper`` for ``config`` (a paper run's), prepared in the worker."""
         from arena_tui.run.paper import prepare_paper
 
         def make() -> tuple[Backtest, Runner]:
-            bt, feed = prepare_paper(spec)
+            bt, feed = prepare_paper(config)
             source.feed = feed
             # the run log is the recording of the feed: the twins trade on it (arena paper)
             logged = () if bt.log.path is None else (str(bt.log.path),)
-            source.judging = Judging(None, spec.seed, TWINS, logged, spec.latency_ms)
+            source.judging = Judging(None, config.seed, TWINS, logged, config.latency_ms)
             return bt, _on_feed(bt, feed)
 
-        vs = f" vs {spec.vs}" if spec.vs else ""
-        coins = ",".join(spec.coins) or "the season's coins"
-        title = f"{spec.strategy.name}{vs} live on {coins}"
-        judging = Judging(None, spec.seed, TWINS, (), spec.latency_ms)  # its logs: once made
+        vs = f" vs {config.vs}" if config.vs else ""
+        coins = ",".join(config.live_part().coins) or "the season's coins"
+        title = f"{config.strategy_path().name}{vs} live on {coins}"
+        judging = Judging(None, config.seed, TWINS, (), config.latency_ms)  # logs: once made
         source = cls(make, title=title, live=True, judging=judging)
         return source
 

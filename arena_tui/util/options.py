@@ -138,3 +138,38 @@ CoinsOpt = Annotated[
         "is an error naming it). The markets traded are still the logs' (or the season's).",
     ),
 ]
+
+# ---- the run commands' block (arena backtest, arena paper): declared once ---------------
+
+RunStrategyArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Strategy file (one Strategy subclass; see docs/strategies.md). Not with "
+        "--config (the config names it).",
+        metavar="STRATEGY",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE|DIR",
+        help="Repeat a run from its config: a run directory's config.json (or the directory). "
+        "STRATEGY and LOG are then not given; every other option given beside it replaces "
+        "the config's value (e.g. --out DIR2 to repeat into another directory: the run's own "
+        "--out holds its run, refused unless --force).",
+        show_default=False,
+    ),
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Directory for the run log and the report files (default: a new one under "
+        "the data directory); one holding a run already is refused unless --force. The run's "
+        "config is kept there (config.json: --config repeats the run).",
+        file_okay=False,
+    ),
+]

@@ -38,7 +38,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
 from arena_tui.logs.meta import MetaError, parse_coins
-from arena_tui.run.paper import PaperSpec
+from arena_tui.run.config import LiveConfig, RunConfig
 from arena_tui.tui.catalog import (
     Catalog,
     Span,
@@ -51,7 +51,7 @@ from arena_tui.tui.fmt import span as duration
 from arena_tui.tui.fmt import stamp
 from arena_tui.tui.hostapi import host_url
 from arena_tui.tui.playback import SPEEDS, speed_label
-from arena_tui.tui.source import RunSpec
+from arena_tui.tui.source import watched_run
 from arena_tui.tui.spectator import SpectateSpec
 
 OWN_SEASON = "the log's own season (or the defaults)"
@@ -62,7 +62,7 @@ MODES = (
 )
 COINS = ""  # typed in; with a season file and left empty: all its coins
 URL = "http://127.0.0.1:8000"  # arena host's default
-Chosen = RunSpec | PaperSpec | SpectateSpec
+Chosen = RunConfig | SpectateSpec  # a backtest's or a paper run's config, or a host
 HIDE = "  (esc hides this)"
 # what a run's error says to do on a command line, and what to do here instead
 IN_TUI = (("pass --season FILE", "choose a season file in the Season list"),)
@@ -284,7 +284,7 @@ class StartScreen(Screen[None]):
             return None
         return strategy
 
-    def paper_spec(self) -> PaperSpec | None:
+    def paper_spec(self) -> RunConfig | None:
         """The live paper run the choices say, or None (with the reason shown)."""
         c = self.catalog
         strategy = self._strategy()
@@ -297,11 +297,12 @@ class StartScreen(Screen[None]):
         except MetaError:
             self._error("type the coins to trade live, e.g. BTC,ETH")
             return None
-        return PaperSpec(
-            strategy=c.strategies[strategy].path,
-            coins=coins,
+        return RunConfig(
+            kind="paper",
+            strategy=str(c.strategies[strategy].path),
             vs="baselines" if self.query_one("#vs", Checkbox).value else None,
-            season=c.seasons[season - 1].path if season > 0 else None,
+            season=str(c.seasons[season - 1].path) if season > 0 else None,
+            live=LiveConfig(coins=coins),
         )
 
     def spectate_spec(self) -> SpectateSpec | None:
@@ -342,9 +343,9 @@ class StartScreen(Screen[None]):
                 seasons.focus()
             self._error(no_minute(logs, span, None if fits is None else fits.path.name))
             return None
-        return RunSpec(
-            logs=tuple(logs),
-            strategy=c.strategies[strategy].path,
+        return watched_run(
+            logs,
+            c.strategies[strategy].path,
             vs="baselines" if self.query_one("#vs", Checkbox).value else None,
             season=c.seasons[season - 1].path if season > 0 else None,
         )

@@ -15,7 +15,7 @@ import random
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena_tui.report import stats
@@ -190,12 +190,23 @@ def test_the_tests_are_deterministic_for_a_seed() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**16), shift=st.integers(0, 10**7))
+@example(seed=90, shift=31823)  # Hansen's p rises here (see the docstring)
 def test_a_larger_edge_is_never_more_likely_luck(seed: int, shift: int) -> None:
-    """Adding the same edge to every block of every variant cannot raise SPA's p-value; the
-    order of the variants does not change it."""
+    """Adding the same edge to every block of every variant cannot raise White's p-value
+    (every variant recentred: the null distribution does not move, the statistic grows);
+    Hansen's lies between the lower and upper ones whatever the edge; the order of the
+    variants changes none of them.
+
+    Hansen's consistent p-value alone is not monotone in a common shift, by construction: a
+    variant whose mean rises past the recentring threshold (-sqrt(2 log log n) standard
+    errors) joins the null, so the null's maximum can grow faster than the statistic (seed
+    90, shift 31823: 0.942 -> 0.992). That is the test as published, not a bug here."""
     variants = null_sweep(seed, k=4, n=16)
     base = stats.spa([0] * 16, variants, seed=seed, resamples=120)
     up = stats.spa([0] * 16, [[v + shift for v in row] for row in variants], seed, 120)
-    assert up.p_consistent <= base.p_consistent + 1e-12
+    assert up.p_upper <= base.p_upper + 1e-12
+    for got in (base, up):
+        assert got.p_lower <= got.p_consistent <= got.p_upper
     flipped = stats.spa([0] * 16, variants[::-1], seed=seed, resamples=120)
     assert flipped.p_consistent == base.p_consistent
+    assert flipped.p_upper == base.p_upper

@@ -167,6 +167,7 @@ def backtest_command(
     paths = [str(p) for p in expand_logs(logs, day_from, day_to, coins)]
     check_epoch(epoch)  # a bad --epoch fails now, not after the run
     watch = screens(ctx).backtest if tui else None
+    collector = Collector()  # the run data (report.html, arena export)
     bt, out_dir = build_backtest(
         strategy,
         paths,
@@ -180,8 +181,8 @@ def backtest_command(
         full_log=full_log,
         params=param or (),
         cache=not no_cache and not tui,
+        subscribers=(collector,),
     )
-    collector = Collector.attach(bt)  # the run data (report.html, arena export)
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
         err=True,

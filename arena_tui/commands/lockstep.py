@@ -83,13 +83,16 @@ def lockstep_report(
             f"{knobs.get('think')!r}: zero or measured", param_hint="--think-time"
         )
     opts = LockstepOptions(logs, names, **knobs)
+    collector = Collector()  # the run data (report.html, arena export)
     run = LockstepRun(
-        opts, on_ready=on_ready, note=lambda text: typer.echo(f"arena: {text}", err=True)
+        opts,
+        on_ready=on_ready,
+        note=lambda text: typer.echo(f"arena: {text}", err=True),
+        subscribers=(collector,),
     )
     run.prepare()
     bt = run.bt
     assert bt is not None
-    collector = Collector.attach(bt)  # the run data (report.html, arena export)
     said = f"arena: lockstep backtest of {plural(len(bt.entrants), 'entry', 'entries')}"
     said += f", writing {run.out_dir}"
     if opts.command is not None:

@@ -155,8 +155,10 @@ def paper_command(
         force=force,
         hook_timeout=hook_timeout,
     )
-    bt, feed = prepare_paper(spec, backoff=Backoff(retry_base_ms, retry_cap_ms))
-    collector = Collector.attach(bt)  # the run data (report.html, arena export)
+    collector = Collector()  # the run data (report.html, arena export)
+    bt, feed = prepare_paper(
+        spec, backoff=Backoff(retry_base_ms, retry_cap_ms), subscribers=(collector,)
+    )
     s = bt.season
     assert bt.log.path is not None
     out_dir = bt.log.path.parent

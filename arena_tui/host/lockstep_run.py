@@ -24,7 +24,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import uvicorn
 
-from arena_tui.host.auth import key_sha256, new_key
+from arena_tui.host.auth import new_key
 from arena_tui.host.errors import HostError
 from arena_tui.host.lockstep import (
     Interrupted,
@@ -45,15 +45,16 @@ from arena_tui.host.lockstep import (
 )
 from arena_tui.host.lockstep_api import LockstepApi
 from arena_tui.host.server import _bind, uvicorn_config
-from arena_tui.host.views import Views
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for, run_dir
+from arena_tui.run.config import RunConfig
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.loader import BASELINES, ENTRY_NAME, baseline_path
 from arena_tui.run.parts import BacktestError, BacktestResult, Entrant, Status
 from arena_tui.run.stats import exit_value
+from arena_tui.run.stream import Subscriber
 from arena_tui.season.file import resolve_season
 from arena_tui.util.human import plural
 
@@ -166,6 +167,7 @@ class LockstepRun:
         *,
         on_ready: Callable[[dict[str, Any]], None] | None = None,
         note: Callable[[str], None] = lambda text: None,
+        subscribers: Sequence[Subscriber] = (),
     ) -> None:
         if opts.think not in THINK:
             raise BacktestError(f"--think-time {opts.think!r}: zero or measured")
@@ -175,6 +177,7 @@ class LockstepRun:
         if len(set(opts.names)) != len(opts.names):
             raise BacktestError(f"entry names must be unique: {', '.join(opts.names)}")
         self.opts = opts
+        self.subscribers = tuple(subscribers)  # the run's, after the gate (run.stream)
         self.on_ready = on_ready
         self.note = note
         self.remotes = [Remote(n, i, new_key(n)) for i, n in enumerate(opts.names)]
@@ -216,23 +219,25 @@ class LockstepRun:
             kept_in=self.out_dir,
         )
         agents = [Entrant(r.name, RemoteAgent(gate, r), Path()) for r in self.remotes]
-        bt = self.bt = Backtest(
-            season,
-            agents + others,
-            run_log=self.out_dir / "run.jsonl",
-            sources=opts.logs,
+        config = RunConfig(
+            logs=tuple(opts.logs),
             latency_ms=opts.latency_ms,
             seed=opts.seed,
-            exit_value=exit_value,
-            generator=opts.generator,
             hook_timeout_s=opts.hook_timeout_s,
-            thin=not opts.full_log,
+            run_log="full" if opts.full_log else "thin",
             cache=False,  # the gate settles in the cold pass only
         )
-        views = Views(bt.engine)
-        for r in self.remotes:
-            views.keys.add(r.name, key_sha256(r.key))
-        gate.attach(bt, views)
+        bt = self.bt = Backtest(
+            config,
+            season,
+            agents + others,
+            run_dir=self.out_dir,
+            subscribers=(gate, *self.subscribers),
+            generator=opts.generator,
+            exit_value=exit_value,
+        )
+        views = gate.views  # made by the gate's bind, from the run's engine
+        assert views is not None
         self.api = LockstepApi(
             gate,
             bt.engine,

@@ -19,6 +19,7 @@ from arena_tui.logs.daycache import cache_enabled
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.fields import StrategyError
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.loader import (
@@ -39,6 +40,7 @@ from arena_tui.run.params import (
 from arena_tui.run.parts import BacktestError, Entrant
 from arena_tui.run.rundir import new_dir, reused_dir
 from arena_tui.run.stats import exit_value
+from arena_tui.run.stream import Subscriber
 from arena_tui.season.file import resolve_season
 from arena_tui.util.paths import data_dir, shipped
 
@@ -200,6 +202,7 @@ def build_backtest(
     full_log: bool = True,
     params: Sequence[str] = (),
     cache: bool = True,
+    subscribers: Sequence[Subscriber] = (),
 ) -> tuple[Backtest, Path]:
     """The run ``arena backtest`` (and arena-tui) makes: its Backtest and its directory.
 
@@ -214,16 +217,21 @@ def build_backtest(
     chosen = resolve_season(paths, season)
     entrants = entrants_for(strategy, vs, overrides=params)
     out_dir = run_dir(out, strategy, force=force)
-    bt = Backtest(
-        chosen,
-        entrants,
-        run_log=out_dir / "run.jsonl",
-        sources=paths,
+    config = RunConfig(
+        strategy=str(strategy),
+        params=tuple(params),
+        vs=vs,
+        logs=tuple(paths),
+        season=None if season is None else str(season),
         latency_ms=latency_ms,
         seed=seed,
-        exit_value=exit_value,
         hook_timeout_s=hook_timeout_s,
-        thin=not full_log,
+        run_log="full" if full_log else "thin",
         cache=cache and cache_enabled(),
+        out=None if out is None else str(out),
+        force=force,
+    )
+    bt = Backtest(
+        config, chosen, entrants, run_dir=out_dir, subscribers=subscribers, exit_value=exit_value
     )
     return bt, out_dir

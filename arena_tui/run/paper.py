@@ -11,7 +11,7 @@ beside it, as a backtest does, so ``arena replay`` of the run log gives the run'
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +22,11 @@ from arena_tui.logs.meta import INFO_URL, WS_URL, MetaError, get_markets, select
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for, run_dir
+from arena_tui.run.config import RunConfig
 from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.stats import exit_value
+from arena_tui.run.stream import Subscriber
 from arena_tui.season.file import SeasonError, load_season
 from engine import Market, Season
 from engine.season import MINUTE_MS, SEASON0_RULES, check_season
@@ -96,6 +98,7 @@ def prepare_paper(
     clock: Callable[[], int] = wall_ms,
     backoff: Backoff | None = None,
     feed_cfg: dict[str, float] | None = None,
+    subscribers: Sequence[Subscriber] = (),
 ) -> tuple[Backtest, LiveFeed]:
     """The runner and the feed for ``spec``; the season file is written beside the run log.
 
@@ -108,16 +111,25 @@ def prepare_paper(
     season, coins = paper_season(spec, clock())
     entrants = entrants_for(spec.strategy, spec.vs)
     run_log = run_dir(spec.out, spec.strategy, "paper", force=spec.force) / "run.jsonl"
-    bt = Backtest(
-        season,
-        entrants,
-        run_log=run_log,
+    config = RunConfig(
+        kind="paper",
+        strategy=str(spec.strategy),
+        vs=spec.vs,
         latency_ms=spec.latency_ms,
         seed=spec.seed,
+        hook_timeout_s=spec.hook_timeout,
+        run_log="full",
+        cache=False,
+    )
+    bt = Backtest(
+        config,
+        season,
+        entrants,
+        run_dir=run_log.parent,
+        subscribers=subscribers,
         exit_value=exit_value,
         generator="arena paper",
         feed=spec.ws_url,
-        hook_timeout_s=spec.hook_timeout,
     )
     cfg = FeedConfig(spec.ws_url, coins, **(feed_cfg or {}))
     return bt, LiveFeed(cfg, backoff=backoff, clock=clock)

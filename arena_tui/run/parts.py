@@ -8,19 +8,26 @@ pass itself (``backtest``) so a viewer or a builder can speak of a run without t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from arena_tui.run.loader import ENTRY_NAME
 from arena_tui.run.params import ParamValue
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Context, Strategy
 from arena_tui.util.errors import ArenaError
-from engine import Line
+from engine import Engine, Line
 from engine import events as ev
+
+if TYPE_CHECKING:
+    from arena_tui.run.market import MarketView
+
+# an entry's equity were its positions closed now (``run.stats.exit_value``), at a mark
+ExitValue = Callable[[Engine, str, "dict[str, MarketView]"], int]
 
 HOOKS = ("on_book", "on_trades", "on_asset_ctx", "on_event", "on_mark")
 
@@ -93,3 +100,14 @@ def overridden(strategy: Strategy) -> frozenset[str]:
     """The hooks a strategy's class overrides (the others are not called at all)."""
     cls = type(strategy)
     return frozenset(h for h in HOOKS if getattr(cls, h) is not getattr(Strategy, h))
+
+
+def check_names(entrants: Sequence[Entrant]) -> list[str]:
+    """The entries' names, in order; BacktestError unless each is unique and well formed."""
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        raise BacktestError(f"entry names must be unique: {', '.join(names)}")
+    for name in names:
+        if ENTRY_NAME.fullmatch(name) is None:
+            raise BacktestError(f"entry name {name!r}: 1-32 characters of a-z, 0-9, _ and -")
+    return names

@@ -16,9 +16,8 @@ from arena_tui.logs.thinlog import open_logs
 from arena_tui.run.quotes import OrderNotes, contract_fill, quote_line
 from arena_tui.util.human import Progress
 from arena_tui.util.jsonout import dumps
-from engine import Engine, MalformedInput, Season
+from engine import Engine, MalformedInput, Season, ranking
 from engine import events as ev
-from engine.scoring import ranking
 
 
 @dataclass

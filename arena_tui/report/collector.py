@@ -18,45 +18,28 @@ from arena_tui.report.runmodel import (
     CoinInfo,
     EntryInfo,
     EntryMark,
-    FillRow,
     FundingRow,
     OrderRow,
     PerfFeeRow,
     PriceRow,
     RunData,
 )
-from arena_tui.report.runrows import coin_pnl, round_trips
+from arena_tui.report.runrows import (
+    OrderLife,
+    coin_pnl,
+    fill_row,
+    order_row,
+    rejected_row,
+    round_trips,
+)
 from arena_tui.run.stream import Run
-from engine import Engine, Line, format_cloid
+from engine import Engine, Line
 from engine import events as ev
 from engine.inputs import Order
 from engine.inputs import Trades as TradesMsg
 from engine.units import parse_e8, tdiv
 
 MINUTE_MS = 60_000
-
-
-class _Order:
-    __slots__ = (
-        "activated_t",
-        "activates_at",
-        "cancel_t",
-        "close_reason",
-        "closed_t",
-        "filled",
-        "first",
-        "note",
-    )
-
-    def __init__(self, first: ev.Accepted, note: str | None) -> None:
-        self.first = first
-        self.note = note
-        self.activates_at = first.activates_at
-        self.activated_t: int | None = None
-        self.cancel_t: int | None = None
-        self.closed_t: int | None = None
-        self.close_reason: str | None = None
-        self.filled = 0
 
 
 class Collector:
@@ -75,7 +58,7 @@ class Collector:
     ) -> None:
         """``engine`` None: a collector for a run to be built, which binds it (``bind``)."""
         self.fills: list[tuple[ev.Fill, str]] = []
-        self.orders: dict[tuple[str, int], _Order] = {}
+        self.orders: dict[tuple[str, int], OrderLife] = {}
         self.order_rows: list[OrderRow | tuple[str, int]] = []  # rejected rows or keys
         self.marks: list[EntryMark] = []
         self.funding: list[FundingRow] = []
@@ -169,7 +152,7 @@ class Collector:
             elif kind is ev.Accepted:
                 note = note_in(raw) if b'"note"' in raw else None
                 key = (entry, e.oid)  # type: ignore[union-attr]
-                self.orders[key] = _Order(e, note)  # type: ignore[arg-type]
+                self.orders[key] = OrderLife(e, note)  # type: ignore[arg-type]
                 self.order_rows.append(key)
             elif kind is ev.Rejected:
                 self._rejected(e, line)  # type: ignore[arg-type]
@@ -199,30 +182,7 @@ class Collector:
         o = line.arena
         if not isinstance(o, Order):
             return
-        self.order_rows.append(
-            OrderRow(
-                e.entry,
-                0,
-                format_cloid(e.cloid),
-                self.coin_of.get(o.asset, str(o.asset)),
-                o.isBuy,
-                o.limitPx,
-                o.sz,
-                o.encodedTif,
-                o.reduceOnly,
-                e.t,
-                "rejected",
-                str(e.reason),
-                0,
-                None,
-                None,
-                None,
-                None,
-                None,
-                0,
-                None,
-            )
-        )
+        self.order_rows.append(rejected_row(e, o, self.coin_of))
 
     def _mark(self, m: ev.MinuteMark) -> None:
         eng = self.engine
@@ -271,10 +231,10 @@ class Collector:
         season = self.season
         rules = season.rules
         coin_of, by_key = self.coin_of, self.orders
-        fills = [_fill_row(f, e, by_key.get((e, f.oid)), coin_of) for f, e in self.fills]
+        fills = [fill_row(f, e, by_key.get((e, f.oid)), coin_of) for f, e in self.fills]
         orders: list[OrderRow] = []
         for row in self.order_rows:
-            orders.append(row if isinstance(row, OrderRow) else _order_row(by_key[row], coin_of))
+            orders.append(row if isinstance(row, OrderRow) else order_row(by_key[row], coin_of))
         names = list(self.infos)
         return RunData(
             season=season.id,
@@ -301,56 +261,3 @@ class Collector:
     def _mark_px(self, coin: str) -> int | None:
         a = self.engine.coin_state(coin)
         return None if a is None else a.mark
-
-
-def _fill_row(f: ev.Fill, entry: str, o: _Order | None, coin_of: dict[int, str]) -> FillRow:
-    """A fill as the model keeps it: its quote flattened, its order's note."""
-    q = f.quote
-    if isinstance(q, ev.BookQuote):
-        quote: tuple[Any, ...] = ("book", q.time, q.level, None, q.px, q.sz)
-    elif isinstance(q, ev.PrintQuote):
-        quote = ("print", q.time, None, q.tid, q.px, q.sz)
-    else:
-        quote = (None, None, None, None, None, None)
-    return FillRow(
-        entry,
-        f.t,
-        coin_of.get(f.asset, str(f.asset)),
-        f.is_buy,
-        f.px,
-        f.sz,
-        f.taker,
-        f.venue_fee,
-        f.exec_fee,
-        f.oid,
-        format_cloid(f.cloid),
-        None if o is None else o.note,
-        *quote,
-    )
-
-
-def _order_row(o: _Order, coin_of: dict[int, str]) -> OrderRow:
-    """An accepted order's life as the model keeps it."""
-    a = o.first
-    return OrderRow(
-        a.entry,
-        a.oid,
-        format_cloid(a.cloid),
-        coin_of.get(a.asset, str(a.asset)),
-        a.is_buy,
-        a.limit_px,
-        a.sz,
-        a.tif,
-        a.reduce_only,
-        a.t,
-        "accepted",
-        None,
-        a.reserve,
-        o.activates_at,
-        o.activated_t,
-        o.cancel_t,
-        o.closed_t,
-        o.close_reason,
-        o.filled,
-        o.note,
-    )

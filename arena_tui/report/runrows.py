@@ -1,8 +1,10 @@
-"""What a run's fills add up to: PnL per entry and coin, and round trips.
+"""The rows of the run data made from what a pass gathered: fills, orders, and what the
+fills add up to (PnL per entry and coin, round trips).
 
-Why this module exists: both are derived from the fill rows at the end of a pass
-(``report.collector``), never gathered as it goes; apart, they read as the definitions
-they are. Round trips are *flat to flat*: one opens when a coin's position leaves zero and
+Why this module exists: the collector (``report.collector``) keeps engine events and
+order lives as they come, cheaply; the rows of the model (``report.runmodel``) are made
+from them here, once, at the end of the pass; apart, they read as the definitions they
+are. Round trips are *flat to flat*: one opens when a coin's position leaves zero and
 closes when it is back at zero; a fill that flips the position closes the trip with the
 part that reaches zero and opens the next with the rest (its fees split by size). Its PnL
 is what the trip's fills paid and received, net of their fees (not of funding, which is
@@ -13,9 +15,12 @@ last mark.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from arena_tui.report.runmodel import CoinPnl, FillRow, FundingRow, RoundTrip
-from engine import Season
+from arena_tui.report.runmodel import CoinPnl, FillRow, FundingRow, OrderRow, RoundTrip
+from engine import Season, format_cloid
+from engine import events as ev
+from engine.inputs import Order
 from engine.units import E10, notional, tdiv
 
 
@@ -142,3 +147,110 @@ def round_trips(
     order = {n: i for i, n in enumerate(names)}
     done.sort(key=lambda r: (order.get(r.entry, len(order)), r.opened_t))
     return done
+
+
+# ---- the rows of orders and fills ------------------------------------------------------
+
+
+class OrderLife:
+    """An accepted order's life as the collector follows it."""
+
+    __slots__ = (
+        "activated_t",
+        "activates_at",
+        "cancel_t",
+        "close_reason",
+        "closed_t",
+        "filled",
+        "first",
+        "note",
+    )
+
+    def __init__(self, first: ev.Accepted, note: str | None) -> None:
+        self.first = first
+        self.note = note
+        self.activates_at = first.activates_at
+        self.activated_t: int | None = None
+        self.cancel_t: int | None = None
+        self.closed_t: int | None = None
+        self.close_reason: str | None = None
+        self.filled = 0
+
+
+def fill_row(f: ev.Fill, entry: str, o: OrderLife | None, coin_of: dict[int, str]) -> FillRow:
+    """A fill as the model keeps it: its quote flattened, its order's note."""
+    q = f.quote
+    if isinstance(q, ev.BookQuote):
+        quote: tuple[Any, ...] = ("book", q.time, q.level, None, q.px, q.sz)
+    elif isinstance(q, ev.PrintQuote):
+        quote = ("print", q.time, None, q.tid, q.px, q.sz)
+    else:
+        quote = (None, None, None, None, None, None)
+    return FillRow(
+        entry,
+        f.t,
+        coin_of.get(f.asset, str(f.asset)),
+        f.is_buy,
+        f.px,
+        f.sz,
+        f.taker,
+        f.venue_fee,
+        f.exec_fee,
+        f.oid,
+        format_cloid(f.cloid),
+        None if o is None else o.note,
+        *quote,
+    )
+
+
+def order_row(o: OrderLife, coin_of: dict[int, str]) -> OrderRow:
+    """An accepted order's life as the model keeps it."""
+    a = o.first
+    return OrderRow(
+        a.entry,
+        a.oid,
+        format_cloid(a.cloid),
+        coin_of.get(a.asset, str(a.asset)),
+        a.is_buy,
+        a.limit_px,
+        a.sz,
+        a.tif,
+        a.reduce_only,
+        a.t,
+        "accepted",
+        None,
+        a.reserve,
+        o.activates_at,
+        o.activated_t,
+        o.cancel_t,
+        o.closed_t,
+        o.close_reason,
+        o.filled,
+        o.note,
+    )
+
+
+def rejected_row(e: ev.Rejected, o: Order, coin_of: dict[int, str]) -> OrderRow:
+    """A rejected order as the model keeps it (a life of one event)."""
+    return OrderRow(
+        e.entry,
+        0,
+        format_cloid(e.cloid),
+        coin_of.get(o.asset, str(o.asset)),
+        o.isBuy,
+        o.limitPx,
+        o.sz,
+        o.encodedTif,
+        o.reduceOnly,
+        e.t,
+        "rejected",
+        str(e.reason),
+        0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        0,
+        None,
+    )

@@ -4,18 +4,15 @@ Why this module exists: a backtest must be the season, not an imitation of it. S
 act only by sending orders and cancels, which become inputs of a run log exactly like a
 hosted agent's requests: each is stamped with the time of the input its strategy was
 handling plus the run's latency, and is applied after every log input stamped at or before
-that time. The run log (``run.runlogs``: the market data verbatim, plus registrations,
-orders and cancels; or, thin, only the latter and the sources' hashes) is written as it
-goes, so ``arena replay`` of it gives the same ranking byte for byte, and a run cut short
-by a failing strategy keeps everything up to the failure.
+that time. The run log (``run.runlogs``) is written as it goes, so ``arena replay`` of it
+gives the same ranking byte for byte, and a run cut short by a failing strategy keeps
+everything up to the failure.
 
-The runner takes its config whole (``run.config.RunConfig``: latency, seed, hook timeout,
-run-log form, cache, sources) and its subscribers (``run.stream``) at construction. It has
-one loop over one stream: each line a source yields (``run.sources``: recorded logs as
-read, day caches that hold back what nobody reads, or a live feed) goes into the run log,
-then the engine, then the hooks (``run.dispatch``), then every subscriber in order (the
-run's own ``run.ledger`` first). A live run's log is durable as it goes: each line reaches
-the OS before the engine applies it.
+The runner takes its config whole (``run.config.RunConfig``) and its subscribers
+(``run.stream``) at construction. One loop over one stream: each line a source yields
+(``run.sources``: logs as read, day caches that hold back what nobody reads, a live feed)
+goes into the run log, the engine, the hooks (``run.dispatch``), then every subscriber
+in order (the run's own ``run.ledger`` first).
 """
 
 from __future__ import annotations
@@ -44,11 +41,9 @@ from arena_tui.run.parts import (
     Status,
     check_names,
 )
-from arena_tui.run.replay import ReplayResult, ranking_rows
 from arena_tui.run.runlogs import open_run_log
-from arena_tui.run.sources import Counted, DaySource, Recorded, open_days
+from arena_tui.run.sources import Live, Source, recorded
 from arena_tui.run.stream import Gate, Subscriber, bind_all, gate_of
-from arena_tui.util.human import utc_minute
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
 from engine.inputs import AssetCtx
@@ -57,7 +52,6 @@ from engine.inputs import Trades as TradesMsg
 
 _LINE = msgspec.json.Decoder(Line)
 _ENC = msgspec.json.Encoder()
-EVERY = 0x3FFF  # a recorded pass updates its progress line every 16384 inputs
 
 
 class Backtest:
@@ -104,8 +98,7 @@ class Backtest:
             season, run_dir, generator, config.logs, names, feed=feed, full=config.full_log
         )
         self.own_inputs = 0
-        # the strategy request the engine is applying, while it does (an ``on_event``
-        # viewer reads a Rejected order's asset from it: the event does not carry one)
+        # the strategy input being applied (a viewer reads a Rejected order's asset in it)
         self.applying: dict[str, Any] | None = None
         self.raw = b""  # the bytes of the input being applied (for the subscribers)
         self.ledger = Ledger()
@@ -114,8 +107,6 @@ class Backtest:
         self.gate = gate_of(subscribers)
         bind_all(self.subscribers, self)
         self._observers = tuple(s.observe for s in self.subscribers)
-
-    # ---- what others read ------------------------------------------------------------
 
     @property
     def now(self) -> int:
@@ -134,11 +125,6 @@ class Backtest:
     @on_event.setter
     def on_event(self, fn: Callable[[ev.AnyEvent], None] | None) -> None:
         self.hooks.on_event = fn  # a viewer chains itself in before the pass
-
-    @property
-    def fills(self) -> int:
-        """Fills so far."""
-        return self.ledger.count
 
     # ---- strategy inputs -------------------------------------------------------------
 
@@ -203,27 +189,11 @@ class Backtest:
         Without ``pace`` or a gate, a log with a valid day cache is read from it (the warm
         pass) when the config says ``cache``; a log without one is cached as it is read.
         """
-        coins = [m.coin for m in self.season.markets]
-        early = (
-            "the logs end before the season starts: nothing to trade "
-            f"(season {self.season.id} starts at {self.season.start})"
-        )
+        early = NotStarted.logs_end(self.season)
         warm = self.config.cache and pace is None and self.gate is None
-        days = open_days(logs, coins) if warm else None
-        if days is not None:
-            try:
-                self.log.reading(logs)
-                source = DaySource(
-                    days, self.engine, self.queue, self.log, self.hooks, progress, EVERY
-                )
-                return self._pass(source, progress, None, early)
-            finally:
-                for day in days:
-                    day.close()
-        cold = Recorded(logs, self.engine, self.log, self.config.cache, progress, EVERY)
-        result = self._pass(cold, progress, pace, early, finish=cold.finish)
-        cold.commit()
-        return result
+        q, log, hooks = self.queue, self.log, self.hooks
+        with recorded(logs, self.engine, q, log, hooks, self.config.cache, warm, progress) as src:
+            return self._pass(src, progress, pace, early)
 
     def run_live(
         self,
@@ -239,49 +209,43 @@ class Backtest:
         must not wait in it: the feed does not wait). The source is closed however the
         pass ends; NotStarted if it stopped before the season started.
         """
-        starts = utc_minute(self.season.start)
-        early = f"stopped before any input of season {self.season.id} ({starts} on): nothing traded"
-        try:
-            counted = Counted(source, self.engine, progress, 0)
+        early = NotStarted.feed_stopped(self.season)
+        with Live(source, self.engine, progress) as counted:
             return self._pass(counted, progress, pace, early, late=True)
-        finally:
-            source.close()
 
     def _pass(
         self,
-        source: Counted | DaySource,
+        source: Source,
         progress: Status | None,
         pace: Callable[[int], bool] | None,
-        early: str,
+        early: NotStarted,
         *,
         late: bool = False,
-        finish: Callable[[int], None] | None = None,
     ) -> BacktestResult:
-        """The frame of a pass: the loop over ``source``; then the queued inputs left
-        before the end, ``on_end``, and the result. ``late``: register at the first input's
-        time rather than at the season's start. ``finish(end)``: called when the season
-        ended before the source did, while the source is still open."""
+        """The loop over ``source``, then the queued inputs left before the end, ``on_end``,
+        the source's ``finish`` (the season ended first), the result. ``late``: register
+        at the first input's time rather than at the season's start."""
         try:
             with self.guard.running(self.entrants):
                 registered = self._loop(source, pace, late)
                 if not registered:
-                    raise NotStarted(early)
+                    raise early
                 if source.last_t is not None:
                     self._flush(source.last_t + 1)
                 self.hooks.end()
-                if finish is not None and self.engine.over:
-                    finish(self.season.end)
+                if self.engine.over:
+                    source.finish(self.season.end)
         except HookTimeout:  # it landed just after the hook returned
             raise StrategyError(self.guard.stuck or "a hook timed out") from None
         finally:
             self.log.close()
             if progress is not None:
                 progress.done()
-        return _result(self, source.n)
+        return self.ledger.result(
+            self.engine, self.log, self.entrants, source.n, self.own_inputs, len(self.queue)
+        )
 
-    def _loop(
-        self, source: Counted | DaySource, pace: Callable[[int], bool] | None, late: bool
-    ) -> bool:
+    def _loop(self, source: Source, pace: Callable[[int], bool] | None, late: bool) -> bool:
         """The one loop: each input into the run log, then the engine, then the hooks and
         the subscribers; whether the strategies registered. The source counts the inputs
         and stops after the one that ends the season."""
@@ -331,29 +295,3 @@ class Backtest:
         for observe in self._observers:
             observe(line, raw, out)
         return out
-
-
-def _result(run: Backtest, inputs: int) -> BacktestResult:
-    """What a pass that read ``inputs`` log inputs gives: what ``arena replay`` of its run
-    log prints, and what the strategies did."""
-    ledger, engine = run.ledger, run.engine
-    replay = ReplayResult(
-        season=run.season,
-        log_sha256=run.log.sha.hexdigest(),
-        fills_sha256=ledger.sha.hexdigest(),
-        end=engine.last_mark,
-        final=engine.final,
-        ranking=ranking_rows(engine),
-        inputs=inputs + run.own_inputs,
-        fills=ledger.count,
-    )
-    return BacktestResult(
-        replay,
-        run.entrants,
-        run.log.path,
-        inputs,
-        run.own_inputs,
-        len(run.queue),  # dropped: stamped after the last log input, never applied
-        fill_events=ledger.fills,
-        notes=ledger.notes,
-    )

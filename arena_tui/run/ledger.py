@@ -1,5 +1,5 @@
 """The run's own record of its fills: their hash and count, every fill, and the notes of
-the orders behind them; the first subscriber of every run.
+the orders behind them; the first subscriber of every run, and what makes its result.
 
 Why this module exists: ``fills_sha256`` is the run's contract with ``arena replay`` (the
 hash of the fills file's lines, ``replay.fill_line``), and the notes (``run.quotes``) go
@@ -10,12 +10,18 @@ so the runner does not keep them itself.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
+from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.quotes import OrderNotes
-from arena_tui.run.replay import fill_line
+from arena_tui.run.replay import ReplayResult, fill_line, ranking_rows
 from arena_tui.run.stream import Run
-from engine import Line
+from engine import Engine, Line
 from engine import events as ev
+
+if TYPE_CHECKING:
+    from arena_tui.logs.runlog import RunLog
+    from arena_tui.logs.thinlog import ThinRunLog
 
 
 class Ledger:
@@ -46,3 +52,36 @@ class Ledger:
             self.notes.logged(raw, out)
         elif "note" in msg:  # the note belongs to the order the engine accepted
             self.notes.accepted(msg["entry"], msg["note"], out)
+
+    def result(
+        self,
+        engine: Engine,
+        log: RunLog | ThinRunLog,
+        entrants: list[Entrant],
+        inputs: int,
+        own_inputs: int,
+        dropped: int,
+    ) -> BacktestResult:
+        """What a pass that read ``inputs`` log inputs gives: what ``arena replay`` of its
+        run log prints (the log closed), and what the strategies did. ``dropped``: inputs
+        stamped after the last log input, never applied."""
+        replay = ReplayResult(
+            season=engine.season,
+            log_sha256=log.sha.hexdigest(),
+            fills_sha256=self.sha.hexdigest(),
+            end=engine.last_mark,
+            final=engine.final,
+            ranking=ranking_rows(engine),
+            inputs=inputs + own_inputs,
+            fills=self.count,
+        )
+        return BacktestResult(
+            replay,
+            entrants,
+            log.path,
+            inputs,
+            own_inputs,
+            dropped,
+            fill_events=self.fills,
+            notes=self.notes,
+        )

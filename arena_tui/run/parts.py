@@ -20,7 +20,8 @@ from arena_tui.run.replay import ReplayResult
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Context, Strategy
 from arena_tui.util.errors import ArenaError
-from engine import Engine, Line
+from arena_tui.util.human import utc_minute
+from engine import Engine, Line, Season
 from engine import events as ev
 
 if TYPE_CHECKING:
@@ -38,6 +39,18 @@ class BacktestError(ArenaError):
 
 class NotStarted(BacktestError):
     """The input ended (or the run was stopped) before the season started: nothing traded."""
+
+    @classmethod
+    def logs_end(cls, season: Season) -> NotStarted:
+        return cls(
+            "the logs end before the season starts: nothing to trade "
+            f"(season {season.id} starts at {season.start})"
+        )
+
+    @classmethod
+    def feed_stopped(cls, season: Season) -> NotStarted:
+        starts = utc_minute(season.start)
+        return cls(f"stopped before any input of season {season.id} ({starts} on): nothing traded")
 
 
 class LineSource(Protocol):

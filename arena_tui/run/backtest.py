@@ -37,7 +37,6 @@ from arena_tui.run.parts import (
     Entrant,
     ExitValue,
     LiveSource,
-    NotStarted,
     Status,
     check_names,
 )
@@ -106,7 +105,7 @@ class Backtest:
         self.subscribers: tuple[Subscriber, ...] = (self.ledger, *subscribers)
         self.gate = gate_of(subscribers)
         bind_all(self.subscribers, self)
-        self._observers = tuple(s.observe for s in self.subscribers)
+        self._observers = tuple(s.observe for s in subscribers)
 
     @property
     def now(self) -> int:
@@ -189,11 +188,10 @@ class Backtest:
         Without ``pace`` or a gate, a log with a valid day cache is read from it (the warm
         pass) when the config says ``cache``; a log without one is cached as it is read.
         """
-        early = NotStarted.logs_end(self.season)
         warm = self.config.cache and pace is None and self.gate is None
         q, log, hooks = self.queue, self.log, self.hooks
         with recorded(logs, self.engine, q, log, hooks, self.config.cache, warm, progress) as src:
-            return self._pass(src, progress, pace, early)
+            return self._pass(src, progress, pace)
 
     def run_live(
         self,
@@ -209,27 +207,18 @@ class Backtest:
         must not wait in it: the feed does not wait). The source is closed however the
         pass ends; NotStarted if it stopped before the season started.
         """
-        early = NotStarted.feed_stopped(self.season)
         with Live(source, self.engine, progress) as counted:
-            return self._pass(counted, progress, pace, early, late=True)
+            return self._pass(counted, progress, pace)
 
     def _pass(
-        self,
-        source: Source,
-        progress: Status | None,
-        pace: Callable[[int], bool] | None,
-        early: NotStarted,
-        *,
-        late: bool = False,
+        self, source: Source, progress: Status | None, pace: Callable[[int], bool] | None
     ) -> BacktestResult:
         """The loop over ``source``, then the queued inputs left before the end, ``on_end``,
-        the source's ``finish`` (the season ended first), the result. ``late``: register
-        at the first input's time rather than at the season's start."""
+        the source's ``finish`` (the season ended first), the result."""
         try:
             with self.guard.running(self.entrants):
-                registered = self._loop(source, pace, late)
-                if not registered:
-                    raise early
+                if not self._loop(source, pace):
+                    raise source.not_started()
                 if source.last_t is not None:
                     self._flush(source.last_t + 1)
                 self.hooks.end()
@@ -245,27 +234,33 @@ class Backtest:
             self.engine, self.log, self.entrants, source.n, self.own_inputs, len(self.queue)
         )
 
-    def _loop(self, source: Source, pace: Callable[[int], bool] | None, late: bool) -> bool:
+    def _loop(self, source: Source, pace: Callable[[int], bool] | None) -> bool:
         """The one loop: each input into the run log, then the engine, then the hooks and
         the subscribers; whether the strategies registered. The source counts the inputs
-        and stops after the one that ends the season."""
-        start = self.season.start
+        and stops after the one that ends the season; a late one (a live feed) registers the
+        strategies at its first input's time rather than at the season's start."""
+        start, late = self.season.start, source.late
         write = self.log.write
+        reads = source.reads
         registered = False
-        for line in source:
-            t = line.t
-            if pace is not None and not pace(t):
-                break
-            if not registered and t >= start:
-                self._register(t if late else start)
-                registered = True
-            self._flush(t)
-            self.raw = raw = source.raw
-            write(raw)
-            try:
-                self._apply(line)
-            except MalformedInput as exc:
-                raise source.error(str(exc)) from None
+        lines = source.lines()
+        try:
+            for line in lines:
+                t = line.t
+                if pace is not None and not pace(t):
+                    break
+                if not registered and t >= start:
+                    self._register(t if late else start)
+                    registered = True
+                self._flush(t)
+                self.raw = raw = reads.raw
+                write(raw)
+                try:
+                    self._apply(line)
+                except MalformedInput as exc:
+                    raise source.error(str(exc)) from None
+        finally:
+            lines.close()  # so the source counts the lines applied, exactly
         return registered
 
     def _register(self, at: int) -> None:
@@ -292,6 +287,8 @@ class Backtest:
             elif type(hl) is AssetCtx:
                 hooks.ctx(hl, t)
         raw = self.raw
+        if out:  # the run's own ledger reads only inputs that made events
+            self.ledger.observe(line, raw, out)
         for observe in self._observers:
             observe(line, raw, out)
         return out

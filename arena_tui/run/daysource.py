@@ -12,14 +12,14 @@ may be held is worked out once per yielded line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
 from arena_tui.logs.logfile import LogError
-from arena_tui.run.parts import Status
+from arena_tui.run.parts import NotStarted, Status
 from engine import Engine, Line
 
 if TYPE_CHECKING:
@@ -67,9 +67,15 @@ class DaySource:
         self.progress = progress
         self.every = every
         self.raw = b""
+        self.reads = self  # whose ``raw`` is the bytes of the line last yielded
         self.n = 0
         self.last_t: int | None = None
-        self._at = ("", 0)  # the day and index of the line last yielded
+        self._path, self._i = "", 0  # the day and index of the line last yielded
+
+    late = False
+
+    def not_started(self) -> NotStarted:
+        return NotStarted.logs_end(self.engine.season)
 
     def finish(self, end: int) -> None:
         """The season ended before the days did: nothing more to check (they were)."""
@@ -82,10 +88,11 @@ class DaySource:
             day.close()
 
     def error(self, message: str) -> Exception:
-        path, i = self._at
-        return LogError(path, i + 2, message)
+        return LogError(self._path, self._i + 2, message)
 
-    def __iter__(self) -> Iterator[Line]:
+    def lines(self) -> Generator[Line, None, None]:
+        """The lines to apply; ``n`` and ``last_t`` (of every line, held ones too) are set
+        when it ends or is closed."""
         engine = self.engine
         engine.trust_books()  # every line of a day cache passed the checks
         log = self.log
@@ -104,66 +111,68 @@ class DaySource:
         limit = _NONE
         last_t: int | None = None
         n = 0
-        for day in self.days:
-            log.known(day.path, day.size, day.sha256)
-            if last_t is not None and day.n and day.t[0] < last_t:
-                raise LogError(
-                    day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
-                )
-            states = [engine.coin_state(coin) for coin in day.coins]
-            held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
-            times, kinds, coins, blob, offs = day.t, day.kind, day.coin, day.blob, day.offsets
-            for i in range(day.n):
-                t = times[i]
-                kind = kinds[i]
-                if kind <= KIND_CTX and t < limit:
-                    c = coins[i]
-                    a = states[c] if c >= 0 else None
-                    if c < 0:
-                        skip = False  # prints of several coins in one message: applied
-                    elif a is None:
-                        skip = True  # another coin's market data: the engine ignores it
-                    elif kind == KIND_CTX:
-                        skip = defer_ctx
-                    elif kind == KIND_BOOK:
-                        skip = defer_books and a.book_is_inert
-                    else:  # prints of one coin nobody hooks, with no order resting on it
-                        # touch only that coin's last print: nothing held is read first
-                        skip = False
-                        quiet = not trade_hooks and a.prints_are_inert
-                    if skip:
-                        if a is not None:
-                            held[2 * c + (kind == KIND_CTX)] = i
-                        write(bytes(blob[offs[i] : offs[i + 1] - 1]))
-                        last_t = t
-                        n += 1
-                        if progress is not None and not n & every:
-                            progress.update(n, t)
-                        continue
-                if held and not quiet:
+        try:
+            for day in self.days:
+                log.known(day.path, day.size, day.sha256)
+                self._path = day.path
+                if last_t is not None and day.n and day.t[0] < last_t:
+                    raise LogError(
+                        day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
+                    )
+                states = [engine.coin_state(coin) for coin in day.coins]
+                held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
+                times, kinds, coins, blob, offs = day.t, day.kind, day.coin, day.blob, day.offsets
+                for i in range(day.n):
+                    t = times[i]
+                    kind = kinds[i]
+                    if kind <= KIND_CTX and t < limit:
+                        c = coins[i]
+                        a = states[c] if c >= 0 else None
+                        if c < 0:
+                            skip = False  # prints of several coins in one message: applied
+                        elif a is None:
+                            skip = True  # another coin's market data: the engine ignores it
+                        elif kind == KIND_CTX:
+                            skip = defer_ctx
+                        elif kind == KIND_BOOK:
+                            skip = defer_books and a.book_is_inert
+                        else:  # prints of one coin nobody hooks, with no order resting on it
+                            # touch only that coin's last print: nothing held is read first
+                            skip = False
+                            quiet = not trade_hooks and a.prints_are_inert
+                        if skip:
+                            if a is not None:
+                                held[2 * c + (kind == KIND_CTX)] = i
+                            write(bytes(blob[offs[i] : offs[i + 1] - 1]))
+                            last_t = t
+                            n += 1
+                            if progress is not None and not n & every:
+                                progress.update(n, t)
+                            continue
+                    if held and not quiet:
+                        _catch_up(engine, day, held)
+                    quiet = False
+                    self.raw = raw = bytes(blob[offs[i] : offs[i + 1] - 1])
+                    self._i = i
+                    try:
+                        line = decode(raw)
+                    except msgspec.DecodeError:
+                        line = Line(t=t)  # a line the reader took as an ignored input
+                    yield line  # the loop applied it, and what was queued before it
+                    last_t = t
+                    n += 1
+                    if progress is not None and not n & every:
+                        progress.update(n, t)
+                    if engine.over:
+                        return
+                    if hooks.live:
+                        limit = engine.next_due
+                        if queue and queue[0][0] < limit:
+                            limit = queue[0][0] + 1
+                if held:
                     _catch_up(engine, day, held)
-                quiet = False
-                self.raw = raw = bytes(blob[offs[i] : offs[i + 1] - 1])
-                self._at = (day.path, i)
-                try:
-                    line = decode(raw)
-                except msgspec.DecodeError:
-                    line = Line(t=t)  # a line the reader took as an ignored input
-                yield line  # the loop applied it, and what was queued before it
-                last_t = t
-                n += 1
-                if progress is not None and not n & every:
-                    progress.update(n, t)
-                if engine.over:
-                    self.n, self.last_t = n, last_t
-                    return
-                if hooks.live:
-                    limit = engine.next_due
-                    if queue and queue[0][0] < limit:
-                        limit = queue[0][0] + 1
-            if held:
-                _catch_up(engine, day, held)
-        self.n, self.last_t = n, last_t
+        finally:  # however it ends
+            self.n, self.last_t = n, last_t
 
 
 def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:

@@ -230,12 +230,15 @@ class AccountView:
         self._markets = markets
         self._coins = {m.asset: m.coin for m in engine.season.markets}
         self._assets = {m.coin: m.asset for m in engine.season.markets}
+        self._account: Account | None = None  # the engine's, once registered (it stays)
 
     @property
     def _acct(self) -> Account:
-        acct = self._engine.account(self._entry)
+        acct = self._account
         if acct is None:
-            raise KeyError(self._entry)  # not registered (yet)
+            acct = self._account = self._engine.account(self._entry)
+            if acct is None:
+                raise KeyError(self._entry)  # not registered (yet)
         return acct
 
     @property

@@ -15,7 +15,7 @@ A source stops after the line that ends the season (the engine is over).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -23,7 +23,7 @@ import msgspec
 from arena_tui.logs.daycache import CachedDay, open_day
 from arena_tui.logs.logfile import LogReader
 from arena_tui.run.daysource import DaySource
-from arena_tui.run.parts import LineSource, LiveSource, Status
+from arena_tui.run.parts import LineSource, LiveSource, NotStarted, Status
 from engine import Engine, Line, MalformedInput
 
 if TYPE_CHECKING:
@@ -52,14 +52,16 @@ def open_days(paths: Sequence[str], coins: Sequence[str]) -> list[CachedDay] | N
 class Counted:
     """Every line of ``source``, counted; ``progress`` updated when ``n & every`` is 0."""
 
+    late = False  # the strategies register at the season's start, not at the first input
+
     def __init__(
         self, source: LineSource, engine: Engine, progress: Status | None, every: int
     ) -> None:
         self.source = source
+        self.reads = source  # whose ``raw`` is the bytes of the line last yielded
         self.engine = engine
         self.progress = progress
         self.every = every
-        self.raw = b""
         self.n = 0
         self.last_t: int | None = None
 
@@ -69,28 +71,38 @@ class Counted:
     def finish(self, end: int) -> None:
         """The season ended (at ``end``) before the source did."""
 
+    def not_started(self) -> NotStarted:
+        """What to raise when the source ended before the season started."""
+        return NotStarted.logs_end(self.engine.season)
+
     def __enter__(self) -> Counted:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         """The pass is over (``kind``: what ended it, None when it went to its end)."""
 
-    def __iter__(self) -> Iterator[Line]:
+    def lines(self) -> Generator[Line, None, None]:
+        """The lines; ``n`` and ``last_t`` are set when it ends or is closed."""
         source, engine, progress, every = self.source, self.engine, self.progress, self.every
-        for n, line in enumerate(source, 1):
-            self.raw = source.raw
-            yield line  # the loop applied it (or stopped: then it is not counted)
-            t = self.last_t = line.t
-            self.n = n
-            if progress is not None and not n & every:
-                progress.update(n, t)
-            if engine.over:
-                return
+        done, last_t = 0, None
+        try:
+            for n, line in enumerate(source, 1):
+                yield line  # the loop applied it (or stopped: then it is not counted)
+                done = n
+                last_t = t = line.t
+                if progress is not None and not n & every:
+                    progress.update(n, t)
+                if engine.over:
+                    return
+        finally:  # however it ends: the loop closes it when it stops first
+            self.n, self.last_t = done, last_t
 
 
 class Live(Counted):
     """A live feed's lines (``run.live.LiveFeed``), counted; the feed is closed however
-    the pass ends."""
+    the pass ends; the strategies register at its first input in the season."""
+
+    late = True
 
     def __init__(self, source: LiveSource, engine: Engine, progress: Status | None) -> None:
         super().__init__(source, engine, progress, 0)  # progress after every input
@@ -98,6 +110,9 @@ class Live(Counted):
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.feed.close()
+
+    def not_started(self) -> NotStarted:
+        return NotStarted.feed_stopped(self.engine.season)
 
 
 class Recorded(Counted):

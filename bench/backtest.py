@@ -50,6 +50,7 @@ from arena_tui.cli import app  # noqa: E402
 from arena_tui.logs.logfile import iter_raw_lines  # noqa: E402
 from arena_tui.run.backtest import Backtest  # noqa: E402
 from arena_tui.run.build import entrants_for  # noqa: E402
+from arena_tui.run.config import RunConfig  # noqa: E402
 from arena_tui.run.parts import BacktestResult  # noqa: E402
 from arena_tui.run.replay import replay  # noqa: E402
 from arena_tui.run.stats import exit_value  # noqa: E402
@@ -79,7 +80,7 @@ def runner_only(
     """(b'), or (n) with the do-nothing strategy: the pass alone; no file written.
     ``cache``: from the day cache (built by an untimed run first)."""
     entrants = entrants_for(strategy, vs)
-    bt = Backtest(season, entrants, run_log=None, exit_value=exit_value, cache=cache)
+    bt = Backtest(RunConfig(cache=cache), season, entrants, exit_value=exit_value)
     return bt.run([path])
 
 

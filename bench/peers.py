@@ -212,6 +212,7 @@ def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
     """The runner in this process, no run log: ``touch`` or ``nothing``."""
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.build import entrants_for
+    from arena_tui.run.config import RunConfig
     from arena_tui.run.stats import exit_value
     from arena_tui.season.file import resolve_season
 
@@ -219,7 +220,8 @@ def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
     files = {"touch": work / "touch.py", "nothing": work / "nothing.py"}
 
     def run(which: str) -> dict[str, Any]:
-        bt = Backtest(season, entrants_for(files[which], None), run_log=None, exit_value=exit_value)
+        config = RunConfig(cache=False)
+        bt = Backtest(config, season, entrants_for(files[which], None), exit_value=exit_value)
         t0 = time.perf_counter()
         res = bt.run([str(day)])
         s = time.perf_counter() - t0

@@ -10,11 +10,12 @@ Run from the repo root::
     python bench/rundata.py --json            # one JSON object on stdout, for programs
 
 ``arena backtest`` gathers the data report.html and ``arena export`` draw from in its own
-pass: a ``Collector`` on ``Backtest.observers``, called after every applied input. This
-times the same ``Backtest.run`` (momentum, no run log, no day cache) without and with the
-collector (and its ``data()`` at the end), in one process, rounds interleaved (without,
-with, without, ...), CPU time of this process (``time.process_time``: what another
-program on a shared machine takes is not counted), and reports best and median of each
+pass: a ``Collector`` subscribed to the runner's stream (``run.stream``), called after every
+applied input. This times the same ``Backtest.run`` (momentum, no run log, no day cache)
+without and with the collector (and its ``data()`` at the end), in one process, rounds
+interleaved (without, with, without, ...), CPU time of this process
+(``time.process_time``: what another program on a shared machine takes is not counted),
+and reports best and median of each
 and the collector's cost side by side. Target (reported, not asserted): under 2 % of the
 backtest. Best vs best is the figure to quote; a single round's difference is noise.
 """
@@ -29,6 +30,7 @@ import json
 import pstats
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/rundata.py``: make ``benc
 from arena_tui.report.rundata import Collector, RunData  # noqa: E402
 from arena_tui.run.backtest import Backtest  # noqa: E402
 from arena_tui.run.build import entrants_for  # noqa: E402
+from arena_tui.run.config import RunConfig  # noqa: E402
 from arena_tui.run.stats import exit_value  # noqa: E402
 from arena_tui.season.file import resolve_season  # noqa: E402
 from bench.backtest import STRATEGY, add_day_args, checked_day_args, day_log  # noqa: E402
@@ -47,14 +50,18 @@ from engine import Line, Season  # noqa: E402
 from engine import events as ev  # noqa: E402
 
 TARGET_PCT = 2.0
+CONFIG = RunConfig(cache=False)  # no run log, the logs read as they are
 
 
 def one_pass(
     path: str, season: Season, collect: bool, vs: str | None = None
 ) -> tuple[float, RunData | None]:
     """One backtest (with the collector when ``collect``): CPU seconds, the run data."""
-    bt = Backtest(season, entrants_for(STRATEGY, vs), run_log=None, exit_value=exit_value)
-    c = Collector.attach(bt) if collect else None
+    c = Collector() if collect else None
+    subscribers = () if c is None else (c,)
+    bt = Backtest(
+        CONFIG, season, entrants_for(STRATEGY, vs), subscribers=subscribers, exit_value=exit_value
+    )
     gc.collect()
     t0 = time.process_time()
     bt.run([path])
@@ -68,26 +75,32 @@ def in_pass(path: str, season: Season, vs: str | None = None) -> tuple[float, fl
     difference is the collector's own work (its ``data()`` added), free of the noise
     between passes. The call itself is in both, so taken off: a slight underestimate.
     Returns (collector s, do-nothing s)."""
-    bt = Backtest(season, entrants_for(STRATEGY, vs), run_log=None, exit_value=exit_value)
-    c = Collector.attach(bt)
-    observe = bt.observers.pop()
+    c = Collector()
     spent = [0.0, 0.0]
     clock = time.perf_counter
 
     def nothing(line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
         pass
 
-    def timed_collector(line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
-        t0 = clock()
-        observe(line, raw, out)
-        spent[0] += clock() - t0
+    class Timed:
+        """A subscriber timing ``observe`` into ``spent[slot]``."""
 
-    def timed_nothing(line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
-        t0 = clock()
-        nothing(line, raw, out)
-        spent[1] += clock() - t0
+        def __init__(self, observe: Callable[[Line, bytes, list[ev.AnyEvent]], None], slot: int):
+            self.inner, self.slot = observe, slot
 
-    bt.observers += [timed_nothing, timed_collector]
+        def bind(self, run: Backtest) -> None:
+            if self.slot == 0:
+                c.bind(run)
+
+        def observe(self, line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
+            t0 = clock()
+            self.inner(line, raw, out)
+            spent[self.slot] += clock() - t0
+
+    timed = (Timed(nothing, 1), Timed(c.observe, 0))
+    bt = Backtest(
+        CONFIG, season, entrants_for(STRATEGY, vs), subscribers=timed, exit_value=exit_value
+    )
     bt.run([path])
     t0 = clock()
     c.data()
@@ -97,8 +110,10 @@ def in_pass(path: str, season: Season, vs: str | None = None) -> tuple[float, fl
 def profile(path: str, season: Season, top: int, vs: str | None = None) -> str:
     """One pass with the collector under cProfile: the collector's functions, by
     cumulative time, and the whole pass's total."""
-    bt = Backtest(season, entrants_for(STRATEGY, vs), run_log=None, exit_value=exit_value)
-    c = Collector.attach(bt)
+    c = Collector()
+    bt = Backtest(
+        CONFIG, season, entrants_for(STRATEGY, vs), subscribers=(c,), exit_value=exit_value
+    )
     prof = cProfile.Profile()
     prof.enable()
     bt.run([path])

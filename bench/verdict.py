@@ -81,11 +81,12 @@ def judge_one(log: str, strategy: str, seed: int, twins: int) -> dict[str, Any]:
     from arena_tui.report.verdict import Judging, judged, measure_twins, verdict_doc
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.build import entrants_for
+    from arena_tui.run.config import RunConfig
     from arena_tui.season.file import resolve_season
 
     season = resolve_season([log], None)
-    bt = Backtest(season, entrants_for(ROOT / strategy, None), run_log=None, seed=seed)
-    bt.guard.echo = False
+    config = RunConfig(seed=seed, cache=False)
+    bt = Backtest(config, season, entrants_for(ROOT / strategy, None), echo=False)
     began = time.perf_counter()
     result = bt.run([log])
     passed = time.perf_counter()
@@ -123,13 +124,13 @@ def floor_one(log: str, seed: int) -> list[dict[str, Any]]:
     from arena_tui.report.verdict import judged, verdict_doc
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.build import entrants_for
+    from arena_tui.run.config import RunConfig
     from arena_tui.season.file import resolve_season
 
     season = resolve_season([log], None)
     control = ROOT / "strategies" / "control_random.py"
-    bt = Backtest(season, entrants_for(Path(f"{control}:randy"), str(control)), run_log=None,
-                  seed=seed)  # fmt: skip
-    bt.guard.echo = False
+    entrants = entrants_for(Path(f"{control}:randy"), str(control))
+    bt = Backtest(RunConfig(seed=seed, cache=False), season, entrants, echo=False)
     result = bt.run([log])
     end = result.replay.end or season.start
     others = [(e.name, e.stats.marks) for e in result.entrants[1:]]

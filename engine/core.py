@@ -184,6 +184,12 @@ class Engine:
         """Every season market's state, in asset order."""
         return list(self.assets.values())
 
+    def trust_books(self) -> None:
+        """From now on the shell feeds only lines it checked in full before (a day cache),
+        so a book's levels are not checked again (``books_checked``, when the shell learns
+        its source after building the engine)."""
+        self.books_checked = True
+
     # ---- timed events ----------------------------------------------------------------
 
     def _first_boundary(self, interval: int) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.loader import StrategyError, entry_name, load_strategy
 from arena_tui.run.parts import BacktestError, Entrant
 from arena_tui.run.replay import replay
@@ -52,7 +53,7 @@ def run(
         path = write_strategy(tmp_path / f"{name}.py", body)
         entrants.append(Entrant(entry_name(path), load_strategy(path), path))
     season = season_of(log)
-    bt = Backtest(season, entrants, run_log=tmp_path / "run.jsonl", **kw)
+    bt = Backtest(RunConfig(run_log="full", cache=False, **kw), season, entrants, run_dir=tmp_path)
     return bt, bt.run([str(log)]), log
 
 
@@ -223,11 +224,11 @@ def test_entry_names_must_be_unique_and_free(tmp_path: Path) -> None:
     twice = [Entrant("s", load_strategy(path), path), Entrant("s", load_strategy(path), path)]
     log = write_log(tmp_path / "m.jsonl", market_rows(3))
     with pytest.raises(BacktestError, match="unique"):
-        Backtest(season_of(log), twice, run_log=None)
+        Backtest(RunConfig(cache=False), season_of(log), twice)
     rows = market_rows(3)
     rows.insert(0, build.register(rows[0]["t"], "s"))  # the log already has an entry "s"
     log = write_log(tmp_path / "taken.jsonl", rows)
-    bt = Backtest(season_of(log), twice[:1], run_log=None)
+    bt = Backtest(RunConfig(cache=False), season_of(log), twice[:1])
     with pytest.raises(BacktestError, match="already taken"):
         bt.run([str(log)])
 
@@ -281,7 +282,7 @@ def test_the_example_in_docs_strategies_runs(tmp_path: Path) -> None:
     rows.append(build.tick(b + 60_000))
     log = write_log(tmp_path / "m.jsonl", rows)
     e = Entrant("dip", load_strategy(path), path)
-    bt = Backtest(season_of(log), [e], run_log=None)
+    bt = Backtest(RunConfig(cache=False), season_of(log), [e])
     bt.run([str(log)])
     sides = [f.is_buy for f in e.stats.fills]
     assert sides == [True, False], e.stats.fills

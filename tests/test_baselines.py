@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.loader import BASELINES, baseline_path, entry_name, load_strategy
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.season.file import resolve_season
@@ -54,9 +55,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> BaselineRun:
     events: list[ev.AnyEvent] = []
     maker: list[Held] = []
     bt = Backtest(
+        RunConfig(run_log="full", cache=False),
         resolve_season([str(SAMPLE)], None),
         entrants,
-        run_log=out / "run.jsonl",
+        run_dir=out,
         on_event=events.append,
     )
 

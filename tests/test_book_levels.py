@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from arena_tui.logs.logfile import LogError
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.parts import Entrant
 from arena_tui.run.replay import replay
 from arena_tui.strategy import Context, Strategy
@@ -119,7 +120,7 @@ def test_a_malformed_book_of_another_coin_is_ignored(tmp_path: Path) -> None:
 def test_a_backtest_refuses_the_same_line(tmp_path: Path) -> None:
     bad = set_level(deep_book(T0 + 2), 1, 6, "sz", "1e-3")
     log = write(tmp_path / "bad.jsonl", quiet_rows(bad)[1:])
-    bt = Backtest(season(), [], run_log=None)
+    bt = Backtest(RunConfig(cache=False), season(), [])
     with pytest.raises(LogError) as info:
         bt.run([str(log)])
     assert info.value.lineno == 4
@@ -247,7 +248,7 @@ def test_a_strategy_reading_deep_levels_gets_the_eager_decode(tmp_path: Path) ->
     rows.insert(3, book(T0 + 1_500, "BTC", bids=[], asks=[("1.5", "2")]))
     log = write(tmp_path / "books.jsonl", rows)
     reader = Reader()
-    bt = Backtest(season(), [Entrant("reader", reader, tmp_path / "r.py")], run_log=None)
+    bt = Backtest(RunConfig(cache=False), season(), [Entrant("reader", reader, tmp_path / "r.py")])
     bt.run([str(log)])
     want = []
     for row in rows:

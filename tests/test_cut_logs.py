@@ -19,6 +19,7 @@ import pytest
 
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for
+from arena_tui.run.config import RunConfig
 from arena_tui.season.file import resolve_season, season_doc
 from tests.clirun import ROOT, arena_here
 from tests.market import market_rows, write_log
@@ -42,11 +43,10 @@ def run_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     for form in ("thin", "full"):
         log = tmp / form / "run.jsonl"
         Backtest(
+            RunConfig(logs=(market,), run_log="thin" if form == "thin" else "full", cache=False),
             season,
             entrants_for(Path(MOMENTUM), None),
-            run_log=log,
-            sources=[market],
-            thin=form == "thin",
+            run_dir=log.parent,
         ).run([market])
         logs[form] = log.read_bytes()
     assert logs["thin"].startswith(b'{"arena_run":1,') and logs["full"].startswith(

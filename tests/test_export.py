@@ -22,6 +22,7 @@ from arena_tui.report import rundata
 from arena_tui.report.export import TABLES
 from arena_tui.report.frames import load_run
 from arena_tui.report.rundata import Collector, FillRow
+from arena_tui.report.runrows import round_trips
 from arena_tui.season.file import resolve_season
 from engine import Engine
 from engine.units import notional
@@ -225,7 +226,7 @@ def test_round_trips_run_flat_to_flat_and_a_flip_splits_the_fill() -> None:
         fill(4, False, 100, 1 * 10**8, 10),  # short 1 at 100
         fill(5, True, 90, 3 * 10**8, 30),  # closes the short (+10), opens long 2 at 90
     ]
-    trips = c._round_trips(["a"], fills)
+    trips = round_trips(["a"], fills, c._mark_px)
     first, second, third = trips
     assert (first.side, first.opened_t, first.closed_t, first.qty) == ("long", 1, 3, 4 * 10**8)
     assert (first.avg_entry_px, first.avg_exit_px) == (105 * 10**8, 120 * 10**8)

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.loader import StrategyError
 from arena_tui.run.market import AssetContext, Book, Trade
 from arena_tui.run.parts import BacktestResult, Entrant
@@ -161,7 +162,8 @@ def run(
     entrants = [Entrant(name, probe, HERE) for name, probe in probes.items()]
     season = season or resolve_season([str(log)], None)
     run_log = tmp_path / "run.jsonl"
-    bt = Backtest(season, entrants, run_log=run_log, latency_ms=latency_ms)
+    config = RunConfig(latency_ms=latency_ms, run_log="full", cache=False)
+    bt = Backtest(config, season, entrants, run_dir=run_log.parent)
     result = bt.run([str(log)])
     decoded = [json.loads(x) for x in run_log.read_bytes().splitlines()[1:]]
     return Run(bt, result, decoded)

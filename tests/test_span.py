@@ -24,6 +24,7 @@ import arena_tui.logs.logfile as logfile
 from arena_tui.logs.logcheck import check_logs
 from arena_tui.logs.logfile import LogError, LogReader
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.parts import Entrant
 from arena_tui.season.file import SeasonError, input_bounds, resolve_season
 from arena_tui.strategy import Strategy
@@ -171,7 +172,7 @@ def test_a_backtest_stopping_at_a_window_from_a_false_last_t_is_caught(tmp_path:
     log = write(tmp_path / "liar.jsonl.lz4", times, {"last_t": T0 + 5 * MIN + 30_000})
     season = resolve_season([str(log)], None)  # the claim is all it reads: 5 minutes
     assert season.end == T0 + 5 * MIN
-    bt = Backtest(season, [Entrant("idle", Idle(), tmp_path)], run_log=None)
+    bt = Backtest(RunConfig(cache=False), season, [Entrant("idle", Idle(), tmp_path)])
     with pytest.raises(LogError, match=r"liar.jsonl.lz4.*later than the header's last_t"):
         bt.run([str(log)])
 

@@ -23,6 +23,7 @@ import pytest
 from arena_tui.logs.logcheck import check_logs
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for
+from arena_tui.run.config import RunConfig
 from arena_tui.run.loader import StrategyError, load_strategy
 from arena_tui.run.parts import BacktestError, Entrant
 from arena_tui.run.replay import replay
@@ -67,7 +68,8 @@ def backtest(tmp: Path, files: dict[str, Path], minutes: int = 3, **kw: Any) -> 
     log = write_log(tmp / "market.jsonl", market_rows(minutes))
     entrants = [Entrant(name, load_strategy(p), p.resolve()) for name, p in files.items()]
     season = resolve_season([str(log)], None)
-    return Backtest(season, entrants, run_log=tmp / "out" / "run.jsonl", **kw)
+    config = RunConfig(run_log="full", cache=False, **kw)
+    return Backtest(config, season, entrants, run_dir=tmp / "out")
 
 
 def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -622,4 +624,4 @@ def test_the_runner_refuses_a_name_the_engine_would_not_register(tmp_path: Path)
     log = write_log(tmp_path / "market.jsonl", market_rows(3))
     entrant = Entrant("Not Valid", load_strategy(path), path)
     with pytest.raises(BacktestError, match="1-32 characters of a-z, 0-9, _ and -"):
-        Backtest(resolve_season([str(log)], None), [entrant], run_log=None)
+        Backtest(RunConfig(cache=False), resolve_season([str(log)], None), [entrant])

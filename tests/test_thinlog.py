@@ -20,6 +20,7 @@ import pytest
 
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import entrants_for
+from arena_tui.run.config import RunConfig
 from arena_tui.run.fields import StrategyError
 from arena_tui.run.loader import entry_name, load_strategy
 from arena_tui.run.parts import Entrant
@@ -76,13 +77,10 @@ def both(
     chosen = season or resolve_season(paths, None)
     results: dict[str, Any] = {}
     for form in ("thin", "full"):
-        bt = Backtest(
-            chosen,
-            entrants(tmp, extra),
-            run_log=tmp / form / "run.jsonl",
-            sources=paths,
-            thin=form == "thin",
+        config = RunConfig(
+            logs=tuple(paths), run_log="thin" if form == "thin" else "full", cache=False
         )
+        bt = Backtest(config, chosen, entrants(tmp, extra), run_dir=tmp / form)
         try:
             results[form] = bt.run(paths).replay.to_json()
         except StrategyError:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from arena_tui.report.skill import matched
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.market import ALO, IOC, Book
 from arena_tui.run.parts import Entrant
 from arena_tui.run.trips import SLACK_MS
@@ -216,7 +217,7 @@ def traded(
     rows = swinging(minutes) if swing else market_rows(minutes)
     log = str(write_log(tmp_path / "market.jsonl", rows))
     season = resolve_season([log], None)
-    bt = Backtest(season, [Entrant("s", strategy, Path("s.py"))], run_log=None)
+    bt = Backtest(RunConfig(cache=False), season, [Entrant("s", strategy, Path("s.py"))])
     return season, bt.run([log]), log
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from arena_tui.logs import daycache
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.market import AssetContext, Book, Trade
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.stats import exit_value
@@ -143,16 +144,8 @@ def run_once(
 ) -> tuple[BacktestResult, bytes, list[Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
     es = entrants(kind)
-    bt = Backtest(
-        season,
-        es,
-        run_log=tmp / "run.jsonl",
-        latency_ms=latency,
-        seed=3,
-        exit_value=exit_value,
-        thin=thin,
-        cache=cache,
-    )
+    config = RunConfig(latency_ms=latency, seed=3, run_log="thin" if thin else "full", cache=cache)
+    bt = Backtest(config, season, es, run_dir=tmp, exit_value=exit_value)
     result = bt.run([str(day)])
     seen = [getattr(e.strategy, "seen", None) for e in es]
     seen += [getattr(e.strategy, "ctxs", None) for e in es]
@@ -236,7 +229,7 @@ def test_the_warm_pass_holds_back_what_nobody_reads(
 
     for _ in range(2):  # build, then warm
         applied.clear()
-        bt = Counting(season, entrants("minutely"), run_log=None, cache=True)
+        bt = Counting(RunConfig(cache=True), season, entrants("minutely"))
         result = bt.run([str(day)])
         assert result.fill_events, "no fills: the test shows nothing"
     assert len(applied) < result.inputs * 0.6, (len(applied), result.inputs)

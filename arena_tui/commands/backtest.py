@@ -194,8 +194,8 @@ def backtest_command(
     if tui:
         config = config.replace(cache=False)  # a watched run is paced: no day cache
     watch = screens(ctx).backtest if tui else None
-    bt, out_dir = build_backtest(config)
-    collector = Collector.attach(bt)  # the run data (report.html, arena export)
+    collector = Collector()  # the run data (report.html, arena export)
+    bt, out_dir = build_backtest(config, subscribers=(collector,))
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
         err=True,

@@ -89,13 +89,16 @@ def lockstep_report(
     opts = config.lockstep_part()
     if opts.think not in THINK:
         raise typer.BadParameter(f"{opts.think!r}: zero or measured", param_hint="--think-time")
+    collector = Collector()  # the run data (report.html, arena export)
     run = LockstepRun(
-        config, on_ready=on_ready, note=lambda text: typer.echo(f"arena: {text}", err=True)
+        config,
+        on_ready=on_ready,
+        note=lambda text: typer.echo(f"arena: {text}", err=True),
+        subscribers=(collector,),
     )
     run.prepare()
     bt = run.bt
     assert bt is not None
-    collector = Collector.attach(bt)  # the run data (report.html, arena export)
     said = f"arena: lockstep backtest of {plural(len(bt.entrants), 'entry', 'entries')}"
     said += f", writing {run.out_dir}"
     if opts.command is not None:

@@ -158,8 +158,10 @@ def paper_command(
         config = config.replace(live=config.live_part().replace(**changed))
         check_epoch(config.epoch)
     watch = screens(ctx).paper if tui else None
-    bt, live = prepare_paper(config, backoff=Backoff(retry_base_ms, retry_cap_ms))
-    collector = Collector.attach(bt)  # the run data (report.html, arena export)
+    collector = Collector()  # the run data (report.html, arena export)
+    bt, live = prepare_paper(
+        config, backoff=Backoff(retry_base_ms, retry_cap_ms), subscribers=(collector,)
+    )
     s = bt.season
     assert bt.log.path is not None
     out_dir = bt.log.path.parent

@@ -24,7 +24,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
@@ -32,7 +32,7 @@ from typing import IO, Any
 
 import uvicorn
 
-from arena_tui.host.auth import key_sha256, new_key
+from arena_tui.host.auth import new_key
 from arena_tui.host.errors import HostError
 from arena_tui.host.lockstep import (
     Interrupted,
@@ -44,7 +44,6 @@ from arena_tui.host.lockstep import (
 )
 from arena_tui.host.lockstep_api import LockstepApi
 from arena_tui.host.server import _bind, uvicorn_config
-from arena_tui.host.views import Views
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
@@ -53,6 +52,7 @@ from arena_tui.run.config import RunConfig, write_config
 from arena_tui.run.loader import BASELINES, ENTRY_NAME, baseline_path
 from arena_tui.run.parts import BacktestError, BacktestResult, Entrant, Status
 from arena_tui.run.stats import exit_value
+from arena_tui.run.stream import Subscriber
 from arena_tui.season.file import resolve_season
 from arena_tui.util.human import plural
 
@@ -144,6 +144,7 @@ class LockstepRun:
         *,
         on_ready: Callable[[dict[str, Any]], None] | None = None,
         note: Callable[[str], None] = lambda text: None,
+        subscribers: Sequence[Subscriber] = (),
     ) -> None:
         opts = config.lockstep_part()
         if opts.think not in THINK:
@@ -155,6 +156,7 @@ class LockstepRun:
             raise BacktestError(f"entry names must be unique: {', '.join(opts.names)}")
         self.config = config
         self.opts = opts  # the lockstep part
+        self.subscribers = tuple(subscribers)  # the run's, after the gate (run.stream)
         self.on_ready = on_ready
         self.note = note
         self.remotes = [Remote(n, i, new_key(n)) for i, n in enumerate(opts.names)]
@@ -197,25 +199,18 @@ class LockstepRun:
             kept_in=self.out_dir,
         )
         agents = [Entrant(r.name, RemoteAgent(gate, r), Path()) for r in self.remotes]
-        c = config
         bt = self.bt = Backtest(
+            config.replace(cache=False),  # the gate settles in the cold pass only
             season,
             agents + others,
-            run_log=self.out_dir / "run.jsonl",
-            sources=logs,
-            latency_ms=c.latency_ms,
-            seed=c.seed,
-            exit_value=exit_value,
+            run_dir=self.out_dir,
+            subscribers=(gate, *self.subscribers),
             generator=opts.generator,
-            hook_timeout_s=c.hook_timeout_s,
-            thin=not c.full_log,
-            cache=False,  # the gate settles in the cold pass only
+            exit_value=exit_value,
         )
         write_config(config.kept(), self.out_dir)
-        views = Views(bt.engine)
-        for r in self.remotes:
-            views.keys.add(r.name, key_sha256(r.key))
-        gate.attach(bt, views)
+        views = gate.views  # made by the gate's bind, from the run's engine
+        assert views is not None
         self.api = LockstepApi(
             gate,
             bt.engine,

@@ -24,10 +24,9 @@ import msgspec
 
 from arena_tui.host.auth import Keys
 from arena_tui.run.quotes import OrderNotes
-from engine import Engine, Line
+from engine import Engine, Line, format_cloid
 from engine import events as ev
 from engine.inputs import Book, BookData, Order, Tick
-from engine.orders import format_cloid
 
 QUEUE_MAX = 10_000  # messages a slow stream client may fall behind by before it is dropped
 _ENCODE = msgspec.json.Encoder().encode
@@ -112,7 +111,7 @@ class Views:
     def apply(self, line: Line, raw: bytes, events: list[ev.AnyEvent], live: bool) -> None:
         """Take one applied input (its line, its logged bytes) and the events it caused."""
         hl = line.hl
-        if type(hl) is Book and hl.data.coin in self.engine.by_coin:
+        if type(hl) is Book and self.engine.coin_state(hl.data.coin) is not None:
             self.books[hl.data.coin] = (line.t, hl.data)
         if live and (hl is not None or type(line.arena) is Tick):
             for sub in self.market_subscribers:
@@ -135,7 +134,9 @@ class Views:
                     self.fills.setdefault(e.entry, []).append(e)
                     self.fill_times.setdefault(e.entry, []).append(e.t)
                 case ev.Registered():
-                    self.keys.add(e.entry, self.engine.accounts[e.entry].key_sha256)
+                    acct = self.engine.account(e.entry)
+                    assert acct is not None  # it has just registered
+                    self.keys.add(e.entry, acct.key_sha256)
             if live:
                 entry = getattr(e, "entry", None)
                 subs = self.subscribers.get(entry) if entry is not None else None

@@ -40,6 +40,7 @@ from arena_tui.run.params import (
 from arena_tui.run.parts import BacktestError, Entrant
 from arena_tui.run.rundir import new_dir, reused_dir
 from arena_tui.run.stats import exit_value
+from arena_tui.run.stream import Subscriber
 from arena_tui.season.file import resolve_season
 from arena_tui.util.paths import data_dir, shipped
 
@@ -187,9 +188,12 @@ def run_dir(out: Path | None, strategy: Path, kind: str = "", *, force: bool = F
     return reused_dir(out, force)
 
 
-def build_backtest(config: RunConfig) -> tuple[Backtest, Path]:
+def build_backtest(
+    config: RunConfig, *, subscribers: Sequence[Subscriber] = ()
+) -> tuple[Backtest, Path]:
     """The run ``arena backtest`` (and arena-tui) makes of ``config``: its Backtest and its
     directory, which gets the config (``config.json``: ``--config`` repeats the run).
+    ``subscribers``: the run's viewers beyond its own (``arena_tui.run.stream``).
 
     ``config.run_log``: ``full``, a self-contained run log (the market lines too), or
     ``thin`` (``arena backtest``'s default: the sources' hashes and the own inputs).
@@ -203,18 +207,9 @@ def build_backtest(config: RunConfig) -> tuple[Backtest, Path]:
     chosen = resolve_season(paths, config.season_path())
     entrants = entrants_for(strategy, config.vs, overrides=config.params)
     out_dir = run_dir(config.out_path(), strategy, force=config.force)
-    c = config
+    runs = config.replace(cache=config.cache and cache_enabled())
     bt = Backtest(
-        chosen,
-        entrants,
-        run_log=out_dir / "run.jsonl",
-        sources=paths,
-        latency_ms=c.latency_ms,
-        seed=c.seed,
-        exit_value=exit_value,
-        hook_timeout_s=c.hook_timeout_s,
-        thin=not c.full_log,
-        cache=c.cache and cache_enabled(),
+        runs, chosen, entrants, run_dir=out_dir, subscribers=subscribers, exit_value=exit_value
     )
     write_config(config.kept(), out_dir)
     return bt, out_dir

@@ -2,7 +2,7 @@
 strategy sent it.
 
 Why this module exists: the twins' pass (``run.twins``) is an ordinary backtest of entries
-with no hooks; the desk is the one observer that trades them all (``Backtest.observers``),
+with no hooks; the desk is the one subscriber that trades them all (``run.stream``),
 so a hundred twins cost one call an input, not a hundred. It is where "trade a trip as the
 strategy traded it" is decided: a taker leg as an IOC through the touch, a maker leg as a
 post-only order at its side's touch, posted again while short of its position (it crossed,
@@ -25,9 +25,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena_tui.run.backtest import Backtest
 from arena_tui.run.market import ALO, IOC
 from arena_tui.run.strategy import Context
+from arena_tui.run.stream import Run
 from arena_tui.run.trips import Placed, Trip
 from engine import Line
 from engine import events as ev
@@ -64,18 +64,11 @@ ENTRY = -2  # the first leg's fill check
 
 
 class Desk:
-    """Sends every twin's legs when they fall due (``Backtest.observers``)."""
+    """Sends every twin's legs when they fall due (a subscriber of the run, ``run.stream``)."""
 
-    def __init__(self, bt: Backtest, plans: Sequence[Sequence[Placed]]) -> None:
-        self.bt = bt
-        self.rules = bt.season.rules
-        self.ctxs: list[Context] = []
-        for e in bt.entrants:
-            assert e.ctx is not None
-            self.ctxs.append(e.ctx)
-        self.books = [
-            TwinBook(e.name, trips=len(plan)) for e, plan in zip(bt.entrants, plans, strict=True)
-        ]
+    def __init__(self, plans: Sequence[Sequence[Placed]]) -> None:
+        """``plans``: each twin's trips, in the order of the run's entrants (``bind``)."""
+        self.plans = plans
         self.trips: list[list[Placed]] = [list(plan) for plan in plans]
         self.current: list[dict[str, int]] = [{} for _ in plans]  # coin -> trip index now
         self._seq = itertools.count()
@@ -85,10 +78,23 @@ class Desk:
         # twin -> {coin: trip}: trips whose first leg is sent and has not filled yet (the
         # rest of the trip is timed from that fill, so a wait to fill does not shorten it)
         self.entering: list[dict[str, int]] = [{} for _ in plans]
-        self.index = {e.name: i for i, e in enumerate(bt.entrants)}
         for i, plan in enumerate(plans):
             for k, p in enumerate(plan):
                 self._push(p.at, i, p.trip.coin, k, 0)
+
+    def bind(self, bt: Run) -> None:
+        """The run the twins trade in (a subscriber, ``run.stream``): their contexts."""
+        self.bt = bt
+        self.rules = bt.season.rules
+        self.ctxs: list[Context] = []
+        for e in bt.entrants:
+            assert e.ctx is not None
+            self.ctxs.append(e.ctx)
+        self.books = [
+            TwinBook(e.name, trips=len(plan))
+            for e, plan in zip(bt.entrants, self.plans, strict=True)
+        ]
+        self.index = {e.name: i for i, e in enumerate(bt.entrants)}
 
     def _push(self, t: int, twin: int, coin: str, trip: int, leg: int, tries: int = 0) -> None:
         heapq.heappush(self.due, (t, next(self._seq), twin, coin, trip, leg, tries))

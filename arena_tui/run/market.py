@@ -17,14 +17,13 @@ from collections import deque
 from decimal import ROUND_DOWN, Decimal
 from typing import TYPE_CHECKING
 
+from engine import PENDING, Account, OpenOrder
 from engine.inputs import CtxData
 from engine.inputs import Trade as RawTrade
-from engine.state import PENDING, Account, OpenOrder
 from engine.units import E8, E8_MEMO, lot_e8, parse_e8, tdiv
 
 if TYPE_CHECKING:
-    from engine.book import BookLevels
-    from engine.core import Engine
+    from engine import BookLevels, Engine
 
 ALO, GTC, IOC = 1, 2, 3
 RECENT_PRINTS = 2_000  # prints kept per coin for strategies to look back on
@@ -135,7 +134,9 @@ class MarketView:
     """One coin: its latest book, recent prints, and the engine's mark, oracle and funding."""
 
     def __init__(self, engine: Engine, coin: str, asset: int, sz_decimals: int) -> None:
-        self._state = engine.assets[asset]
+        state = engine.asset_state(asset)
+        assert state is not None, f"asset {asset} is not one of the season's"
+        self._state = state
         self.coin = coin
         self.asset = asset
         self.sz_decimals = sz_decimals
@@ -229,10 +230,16 @@ class AccountView:
         self._markets = markets
         self._coins = {m.asset: m.coin for m in engine.season.markets}
         self._assets = {m.coin: m.asset for m in engine.season.markets}
+        self._account: Account | None = None  # the engine's, once registered (it stays)
 
     @property
     def _acct(self) -> Account:
-        return self._engine.accounts[self._entry]
+        acct = self._account
+        if acct is None:
+            acct = self._account = self._engine.account(self._entry)
+            if acct is None:
+                raise KeyError(self._entry)  # not registered (yet)
+        return acct
 
     @property
     def cash_e6(self) -> int:
@@ -241,7 +248,7 @@ class AccountView:
     @property
     def equity_e6(self) -> int:
         """Cash plus positions at the engine's marks (what the drawdown limit sees)."""
-        return self._acct.equity(self._engine.assets)
+        return self._engine.equity(self._entry)
 
     @property
     def positions(self) -> dict[str, int]:
@@ -277,7 +284,7 @@ class AccountView:
     @property
     def exposure_e6(self) -> int:
         """|positions| at mark plus reserves: what the position cap counts."""
-        return self._acct.exposure(self._engine.assets)
+        return self._engine.exposure(self._entry)
 
     @property
     def cap_e6(self) -> int:

@@ -12,7 +12,7 @@ beside it, as a backtest does, so ``arena replay`` of the run log gives the run'
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from arena_tui.run.build import entrants_for, run_dir
 from arena_tui.run.config import LiveConfig, RunConfig, write_config
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.stats import exit_value
+from arena_tui.run.stream import Subscriber
 from arena_tui.season.file import SeasonError, load_season
 from engine import Market, Season
 from engine.season import MINUTE_MS, SEASON0_RULES, check_season
@@ -102,6 +103,7 @@ def prepare_paper(
     clock: Callable[[], int] = wall_ms,
     backoff: Backoff | None = None,
     feed_cfg: dict[str, float] | None = None,
+    subscribers: Sequence[Subscriber] = (),
 ) -> tuple[Backtest, LiveFeed]:
     """The runner and the feed for ``config`` (a paper run: its ``live`` part, or the
     defaults); the season file is written beside the run log, the config into the run's
@@ -118,17 +120,15 @@ def prepare_paper(
     strategy = config.strategy_path()
     entrants = entrants_for(strategy, config.vs)
     out_dir = run_dir(config.out_path(), strategy, "paper", force=config.force)
-    c = config
     bt = Backtest(
+        config.replace(run_log="full", cache=False),  # a live run's log is always whole
         season,
         entrants,
-        run_log=out_dir / "run.jsonl",
-        latency_ms=c.latency_ms,
-        seed=c.seed,
+        run_dir=out_dir,
+        subscribers=subscribers,
         exit_value=exit_value,
         generator="arena paper",
         feed=ws_url,
-        hook_timeout_s=c.hook_timeout_s,
     )
     write_config(config.kept(), out_dir)
     cfg = FeedConfig(ws_url, coins, **(feed_cfg or {}))

@@ -80,7 +80,8 @@ class PaperStatus:
             where = f"season {(t - season.start) * 100 // (season.end - season.start)}%"
         feed = self.feed.recorder
         state = "live" if feed.connected else "reconnecting"
-        text = f"{inputs:,} inputs  at {utc_ms(t)[11:19]} UTC ({where})  {self.bt.fills:,} fills"
+        fills = self.bt.ledger.count
+        text = f"{inputs:,} inputs  at {utc_ms(t)[11:19]} UTC ({where})  {fills:,} fills"
         text += f"  {state}  gaps {feed.gaps}"
         behind = self.wall() - t
         if behind > BEHIND_MS:

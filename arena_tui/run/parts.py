@@ -8,19 +8,27 @@ pass itself (``backtest``) so a viewer or a builder can speak of a run without t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from arena_tui.run.loader import ENTRY_NAME
 from arena_tui.run.params import ParamValue
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Context, Strategy
 from arena_tui.util.errors import ArenaError
-from engine import Line
+from arena_tui.util.human import utc_minute
+from engine import Engine, Line, Season
 from engine import events as ev
+
+if TYPE_CHECKING:
+    from arena_tui.run.market import MarketView
+
+# an entry's equity were its positions closed now (``run.stats.exit_value``), at a mark
+ExitValue = Callable[[Engine, str, "dict[str, MarketView]"], int]
 
 HOOKS = ("on_book", "on_trades", "on_asset_ctx", "on_event", "on_mark")
 
@@ -31,6 +39,18 @@ class BacktestError(ArenaError):
 
 class NotStarted(BacktestError):
     """The input ended (or the run was stopped) before the season started: nothing traded."""
+
+    @classmethod
+    def logs_end(cls, season: Season) -> NotStarted:
+        return cls(
+            "the logs end before the season starts: nothing to trade "
+            f"(season {season.id} starts at {season.start})"
+        )
+
+    @classmethod
+    def feed_stopped(cls, season: Season) -> NotStarted:
+        starts = utc_minute(season.start)
+        return cls(f"stopped before any input of season {season.id} ({starts} on): nothing traded")
 
 
 class LineSource(Protocol):
@@ -93,3 +113,14 @@ def overridden(strategy: Strategy) -> frozenset[str]:
     """The hooks a strategy's class overrides (the others are not called at all)."""
     cls = type(strategy)
     return frozenset(h for h in HOOKS if getattr(cls, h) is not getattr(Strategy, h))
+
+
+def check_names(entrants: Sequence[Entrant]) -> list[str]:
+    """The entries' names, in order; BacktestError unless each is unique and well formed."""
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        raise BacktestError(f"entry names must be unique: {', '.join(names)}")
+    for name in names:
+        if ENTRY_NAME.fullmatch(name) is None:
+            raise BacktestError(f"entry name {name!r}: 1-32 characters of a-z, 0-9, _ and -")
+    return names

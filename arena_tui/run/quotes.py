@@ -19,7 +19,7 @@ import msgspec
 from arena_tui.logs.notes import note_in
 from arena_tui.util.jsonout import dumps
 from engine import events as ev
-from engine.orders import format_cloid
+from engine import format_cloid
 
 
 class OrderNotes:

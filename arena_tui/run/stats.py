@@ -18,7 +18,7 @@ from engine.units import DAY_MS, notional, tdiv
 
 if TYPE_CHECKING:
     from arena_tui.run.market import MarketView
-    from engine.core import Engine
+    from engine import Engine
 
 
 @dataclass(frozen=True)
@@ -88,10 +88,13 @@ def exit_value(engine: Engine, entry: str, markets: dict[str, MarketView]) -> in
     opposite side, the position counts at the engine's mark.
     """
     rules = engine.rules
-    acct = engine.accounts[entry]
+    acct = engine.account(entry)
+    if acct is None:
+        raise KeyError(entry)  # not registered
     total = acct.cash
     for asset, pos in acct.positions.items():
-        a = engine.assets[asset]
+        a = engine.asset_state(asset)
+        assert a is not None  # a position is only ever in a season market
         market = markets.get(a.coin)
         book = market.book if market is not None else None
         side = [] if book is None else (book.bids if pos > 0 else book.asks)

@@ -38,9 +38,8 @@ from arena_tui.run.market import (
     round_px,
     round_sz,
 )
-from engine import Season
+from engine import Engine, Season
 from engine import events as ev
-from engine.core import Engine
 from engine.units import notional
 
 TIFS = {"alo": ALO, "gtc": GTC, "ioc": IOC}
@@ -286,8 +285,12 @@ class Context:
 
     def orders_on(self, coin: str) -> int:
         """Open orders of ``coin`` plus those in flight."""
-        if not self.in_flight and not self._engine.accounts[self.entry].orders:
-            return 0
+        if not self.in_flight:
+            acct = self._engine.account(self.entry)
+            if acct is None:
+                raise KeyError(self.entry)  # not registered (yet)
+            if not acct.orders:
+                return 0
         asset = self._asset[coin]
         sent = sum(1 for m in self.in_flight if m["type"] == "order" and m["asset"] == asset)
         return self.account.open_order_count(coin) + sent

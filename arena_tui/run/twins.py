@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.desk import Desk, TwinBook
 from arena_tui.run.parts import BacktestResult, Entrant, Status
 from arena_tui.run.strategy import Strategy
@@ -115,9 +116,9 @@ def run_twins(
     plans = plan_twins(trips, n, seed, start, end)
     names = twin_names(n, taken)
     entrants = [Entrant(name, Twin(), Path("")) for name in names]
-    bt = Backtest(season, entrants, run_log=None, latency_ms=latency_ms, seed=seed)
-    desk = Desk(bt, plans)
-    bt.observers.append(desk.observe)
+    desk = Desk(plans)
+    config = RunConfig(latency_ms=latency_ms, seed=seed, run_log="full", cache=False)
+    bt = Backtest(config, season, entrants, subscribers=(desk,))
     result: BacktestResult = bt.run(list(logs), progress)
     rows = {r["entry"]: r for r in result.replay.ranking}
     return TwinRun(

@@ -253,17 +253,15 @@ def run_job(job: Job) -> DayResult:
         block_ms = parse_epoch(job.epoch)
         check_day(job.day)
         season = job_season(job)
-        bt = Backtest(
-            season,
-            entrants(job),
-            run_log=None,
-            sources=[job.day.path],
+        config = RunConfig(
+            logs=(job.day.path,),
             latency_ms=job.latency_ms,
             seed=job.seed,
-            exit_value=exit_value,
+            run_log="full",
             cache=cache_enabled(),  # a day is run once a batch: read it from the day cache
         )
-        bt.guard.echo = False  # K variants' prints on a worker's stderr say nothing
+        # K variants' prints on a worker's stderr say nothing: not echoed
+        bt = Backtest(config, season, entrants(job), exit_value=exit_value, echo=False)
         result = bt.run([job.day.path])
     except SweepError:
         raise

@@ -17,6 +17,7 @@ import msgspec
 
 from arena_tui.logs.daycache import cache_enabled
 from arena_tui.run.backtest import Backtest
+from arena_tui.run.config import RunConfig
 from arena_tui.run.twins import run_twins, timing_freedom, trips_of
 from arena_tui.sweep import SweepError
 from arena_tui.sweep.jobs import (
@@ -58,16 +59,15 @@ def run_twin_job(job: TwinJob) -> DayResult:
         check_day(job.day)
         season = job_season(Job(job.strategy, job.day, [], season_toml=job.season_toml))
         path = Path(job.strategy)
-        bt = Backtest(
-            season,
-            [variant_entrant(path, job.variant.name, job.variant.params)],
-            run_log=None,
-            sources=[job.day.path],
+        config = RunConfig(
+            logs=(job.day.path,),
             latency_ms=job.latency_ms,
             seed=job.seed,
+            run_log="full",
             cache=cache_enabled(),
         )
-        bt.guard.echo = False
+        entrant = variant_entrant(path, job.variant.name, job.variant.params)
+        bt = Backtest(config, season, [entrant], echo=False)
         result = bt.run([job.day.path])
         e = result.entrants[0]
         end = result.replay.end or season.start

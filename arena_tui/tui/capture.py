@@ -25,8 +25,8 @@ from arena_tui.tui.snapshot import (
     Snapshot,
     Use,
 )
+from engine import PENDING, Account, AssetState, Engine
 from engine import events as ev
-from engine.state import PENDING, Account
 from engine.units import E8, E10, tdiv
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class History:
         elif kind is ev.Fill:
             fills = self.fills.get(e.entry)  # type: ignore[union-attr]
             if fills is not None:
-                coin = self.bt.engine.assets[e.asset].coin  # type: ignore[union-attr]
+                coin = _coin_of(self.bt.engine, e.asset)  # type: ignore[union-attr]
                 fills.append(FillMark(e.t, coin, e.is_buy, e.px, e.taker))  # type: ignore[union-attr]
 
     def _mark(self, m: ev.MinuteMark) -> None:
@@ -73,14 +73,14 @@ class History:
         if m.t != self.minute:
             self.minute = m.t
             for coin, mids in self.mids.items():
-                book = eng.by_coin[coin].book
+                book = _state(eng.coin_state(coin)).book
                 mid = book.mid() if book is not None and book.two_sided else None
                 if mid is not None:
                     mids.append((m.t, mid))
-        acct = eng.accounts.get(m.entry)
+        acct = eng.account(m.entry)
         if acct is None:
             return
-        exposure = acct.exposure(eng.assets)
+        exposure = eng.exposure(m.entry)
         cap = tdiv(exposure * E8, m.equity) if m.equity > 0 else 0
         uses.append(Use(m.t, cap, len(acct.orders)))
 
@@ -94,9 +94,9 @@ def _score(bt: Backtest, name: str, acct: Account | None, row: dict[str, Any]) -
         exposure = n_orders = fill_days = 0
         paused = False
     else:
-        equity_now = acct.equity(eng.assets)
+        equity_now = eng.equity(name)
         peak = acct.peak
-        exposure = acct.exposure(eng.assets)
+        exposure = eng.exposure(name)
         n_orders = len(acct.orders)
         fill_days = len(acct.fill_days)
         paused = acct.paused
@@ -138,7 +138,7 @@ def _orders(bt: Backtest, acct: Account) -> tuple[Order, ...]:
         out.append(
             Order(
                 oid=o.oid,
-                coin=eng.assets[o.asset].coin,
+                coin=_coin_of(eng, o.asset),
                 is_buy=o.is_buy,
                 px=o.limit_px,
                 sz=o.sz,
@@ -158,7 +158,7 @@ def _positions(
 ) -> tuple[Position, ...]:
     out = []
     for asset, size in acct.positions.items():
-        a = bt.engine.assets[asset]
+        a = _state(bt.engine.asset_state(asset))
         mark = a.mark or 0
         paid = funding.get((acct.name, asset), 0)
         out.append(Position(a.coin, size, mark, tdiv(size * mark, E10), paid))
@@ -204,7 +204,7 @@ def take(
     rows = {str(r["entry"]): r for r in ranking_rows(eng)}
     entries = []
     for e in bt.entrants:
-        acct = eng.accounts.get(e.name)
+        acct = eng.account(e.name)
         score = _score(bt, e.name, acct, rows.get(e.name, {}))
         positions = () if acct is None else _positions(bt, acct, funding)
         orders = () if acct is None else _orders(bt, acct)
@@ -229,7 +229,9 @@ def take(
         if r["entry"] in bt.by_name
     )
     coins = tuple(
-        _coin(v, eng.by_coin[c].funding, () if history is None else tuple(history.mids[c]))
+        _coin(
+            v, _state(eng.coin_state(c)).funding, () if history is None else tuple(history.mids[c])
+        )
         for c, v in bt.markets.items()
     )
     season = bt.season
@@ -247,3 +249,13 @@ def take(
         coins=coins,
         leaders=leaders,
     )
+
+
+def _state(a: AssetState | None) -> AssetState:
+    """A season market's state (the engine has one for every market it trades)."""
+    assert a is not None
+    return a
+
+
+def _coin_of(eng: Engine, asset: int) -> str:
+    return _state(eng.asset_state(asset)).coin

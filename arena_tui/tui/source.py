@@ -110,8 +110,16 @@ def prepare(config: RunConfig) -> tuple[Backtest, list[str]]:
     paths = log_paths(config)
     if not paths:
         raise SeasonError("choose at least one recording")
-    bt, _ = build_backtest(config.replace(cache=False))
+    bt, _ = build_backtest(
+        config.replace(cache=False),
+        subscribers=(Collector(),),  # the run data report.html is drawn from, if judged
+    )
     return bt, paths
+
+
+def _collector(bt: Backtest) -> Collector | None:
+    """The collector a run prepared here was given (``prepare``, ``of_paper``), if any."""
+    return next((s for s in bt.subscribers if isinstance(s, Collector)), None)
 
 
 class _Watch:
@@ -310,7 +318,7 @@ class BacktestSource:
         from arena_tui.run.paper import prepare_paper
 
         def make() -> tuple[Backtest, Runner]:
-            bt, feed = prepare_paper(config)
+            bt, feed = prepare_paper(config, subscribers=(Collector(),))
             source.feed = feed
             # the run log is the recording of the feed: the twins trade on it (arena paper)
             logged = () if bt.log.path is None else (str(bt.log.path),)
@@ -343,7 +351,7 @@ class BacktestSource:
             except KNOWN as exc:
                 return self._end(post, Outcome(False, False, str(exc), 0, None, prepared=False))
             # the run data report.html is drawn from, for a run reported at its end
-            collector = None if self.judging is None else Collector.attach(bt)
+            collector = None if self.judging is None else _collector(bt)
             watch = (_LiveWatch if self.live else _Watch)(bt, playback, post, self.clock)
             error = None
             try:

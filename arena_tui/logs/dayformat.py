@@ -1,0 +1,187 @@
+"""The day cache's file format: its constants, its header and index entry, where its files
+live and whether it is on.
+
+Why this module exists: the day cache (``logs.daycache``: a log file's lines kept
+uncompressed and indexed, memory-mapped for reruns) is written by ``logs.daywrite``, read
+by ``logs.dayread`` and listed and pruned by ``logs.daystore``; this is what the three
+share, said once: the preamble, the header (:class:`DayMeta`), the index entry, the
+paths. docs/log-format.md ("The day cache") is the format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import msgspec
+import platformdirs
+
+from arena_tui.logs.logerror import LogError
+from arena_tui.util.paths import APP
+from engine.inputs import Line
+
+CACHE_VERSION = 1
+CACHE_DIR_ENV = "ARENA_CACHE_DIR"
+CACHE_ENV = "ARENA_CACHE"
+MAX_GB_ENV = "ARENA_CACHE_MAX_GB"
+DEFAULT_MAX_GB = 20
+OFF_VALUES = ("0", "off", "no", "false")
+STALE_PART_S = 86_400  # a temp file this old is a crashed writer's: removed at the next commit
+
+KIND_BOOK, KIND_TRADES, KIND_CTX, KIND_CTX_PART, KIND_OTHER = 0, 1, 2, 3, 4
+
+MAGIC = b"ARENADAY"
+PRE = struct.Struct("<8sIIQQ")  # magic, version, header CRC-32, header offset and length
+BATCH = 1024  # lines written at once by ``add``
+CHUNK = 1 << 20  # bytes read or buffered at once
+
+LINE = msgspec.json.Decoder(Line)
+
+
+def cache_dir() -> Path:
+    """Where cached days live: ``$ARENA_CACHE_DIR``, else the platform's user cache dir
+    (``~/.cache/arena/days`` on Linux, ``~/Library/Caches/arena/days`` on macOS)."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False)) / "days"
+
+
+def cache_enabled() -> bool:
+    """False when ``$ARENA_CACHE`` is 0, off, no or false (any case)."""
+    return os.environ.get(CACHE_ENV, "").strip().lower() not in OFF_VALUES
+
+
+def max_bytes() -> int | None:
+    """The size cap: ``$ARENA_CACHE_MAX_GB`` (default 20; 0 keeps only the newest day), None when
+    the variable is not a number (``arena cache info`` says so; the default applies)."""
+    text = os.environ.get(MAX_GB_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_GB * 10**9
+    try:
+        gb = float(text)
+    except ValueError:
+        return None
+    if not gb >= 0 or gb == float("inf"):
+        return None
+    return int(gb * 10**9)
+
+
+def cap_bytes() -> int:
+    cap = max_bytes()
+    return DEFAULT_MAX_GB * 10**9 if cap is None else cap
+
+
+class DayMeta(msgspec.Struct):
+    """A ``.day`` file's header (msgpack, at the end of the file)."""
+
+    version: int
+    byteorder: str
+    path: str  # the source that built it (resolved)
+    size: int
+    mtime_ns: int
+    sha256: str
+    header_raw: bytes
+    coins: list[str]
+    checked: list[str]
+    n: int
+    first_t: int | None
+    last_t: int | None
+    blob_off: int
+    blob_len: int
+    off_off: int
+    t_off: int
+    coin_off: int
+    kind_off: int
+    arrays_crc: int
+    blob_crc: int
+    built_ms: int
+
+
+class IndexEntry(msgspec.Struct):
+    """An index entry: a source as it was when its cache was built."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+META_ENC = msgspec.msgpack.Encoder()
+META_DEC = msgspec.msgpack.Decoder(DayMeta)
+ENTRY_DEC = msgspec.json.Decoder(IndexEntry)
+
+
+class Damaged(Exception):
+    """A cache file that is not a whole, consistent ``.day`` file."""
+
+
+def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
+    """A ``.day`` file's header, its sections checked to lie inside the file."""
+    size = len(mm)
+    if size < PRE.size:
+        raise Damaged("shorter than its preamble")
+    magic, version, head_crc, head_off, head_len = PRE.unpack_from(mm, 0)
+    if magic != MAGIC:
+        raise Damaged("bad magic")
+    if version != CACHE_VERSION:
+        raise Damaged(f"version {version}")
+    if head_off + head_len != size or head_off < PRE.size:
+        raise Damaged("truncated")
+    head = mm[head_off : head_off + head_len]
+    if zlib.crc32(head) != head_crc:
+        raise Damaged("header checksum")
+    try:
+        meta = META_DEC.decode(head)
+    except msgspec.DecodeError as exc:
+        raise Damaged(f"header: {exc}") from None
+    n = meta.n
+    if meta.version != CACHE_VERSION or meta.byteorder != sys.byteorder or n < 0:
+        raise Damaged("another version or byte order")
+    sections = (
+        (meta.blob_off, meta.blob_len),
+        (meta.off_off, 8 * (n + 1)),
+        (meta.t_off, 8 * n),
+        (meta.coin_off, 2 * n),
+        (meta.kind_off, n),
+    )
+    if any(off < PRE.size or off + length > head_off for off, length in sections):
+        raise Damaged("sections outside the file")
+    if not (meta.blob_off + meta.blob_len <= meta.off_off <= meta.t_off <= meta.coin_off):
+        raise Damaged("sections out of order")
+    return meta
+
+
+def stat_source(path: str) -> os.stat_result:
+    """The source's stat; LogError as the reader would say it when it cannot be read."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        raise LogError(path, None, "no such file") from None
+    except OSError as exc:
+        raise LogError(path, None, f"cannot read: {exc.strerror or exc}") from None
+
+
+def resolved(path: str | os.PathLike[str]) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def index_file(directory: Path, source: str) -> Path:
+    key = hashlib.sha1(source.encode("utf-8", "surrogateescape"), usedforsecurity=False)
+    return directory / "index" / f"{key.hexdigest()}.json"
+
+
+def day_file(directory: Path, sha256: str) -> Path:
+    return directory / f"{sha256}.day"
+
+
+def read_entry(file: Path) -> IndexEntry | None:
+    try:
+        return ENTRY_DEC.decode(file.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return None

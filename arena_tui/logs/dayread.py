@@ -1,0 +1,168 @@
+"""Reading a cached day: the memory-mapped file and the check that it is still valid.
+
+Why this module exists: a pass that reads a recorded day again (``run.sources.DaySource``)
+opens its cache here (:func:`open_day`) and reads its lines, times, kinds and coins without
+decoding anything; a cache that no longer matches its source, or is damaged, is no cache.
+The format is ``logs.dayformat``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import zlib
+from collections.abc import Iterable
+
+import msgspec
+
+from arena_tui.logs.dayformat import (
+    LINE,
+    Damaged,
+    cache_dir,
+    cache_enabled,
+    day_file,
+    index_file,
+    read_entry,
+    read_meta,
+    resolved,
+    stat_source,
+)
+from engine.inputs import Line
+
+
+class CachedDay:
+    """One cached log file, memory-mapped. Valid only as long as the source's size and
+    mtime_ns match (:func:`open_day` checks that).
+
+    ``t``, ``kind``, ``coin``: one item per input (line after the header): its ``t``, its
+    ``KIND_*`` and its coin's index in ``coins`` (-1 for ``KIND_OTHER`` and for a trades
+    message with prints of more than one coin, or none). ``offsets``: n + 1 offsets into
+    the lines, line i being ``offsets[i]:offsets[i+1] - 1``.
+    """
+
+    def __init__(self, file: str | os.PathLike[str], path: str, sha256: str | None = None):
+        """Map ``file`` and check it whole (preamble, header, sections, checksums);
+        ``Damaged`` if it is not a good ``.day`` file (of ``sha256`` if given)."""
+        self.path = path
+        self.file = str(file)
+        try:
+            fd = os.open(self.file, os.O_RDONLY)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise Damaged(str(exc)) from None
+        try:
+            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:  # an empty file cannot be mapped
+            raise Damaged(str(exc)) from None
+        finally:
+            os.close(fd)
+        self._mm = mm
+        try:
+            self._load(mm, sha256)
+        except Damaged:
+            self.close()
+            raise
+
+    def _load(self, mm: mmap.mmap, sha256: str | None) -> None:
+        meta = read_meta(mm)
+        if sha256 is not None and meta.sha256 != sha256:
+            raise Damaged("not the cache of this source")
+        n = meta.n
+        mv = memoryview(mm)
+        if zlib.crc32(mv[meta.off_off : meta.kind_off + n]) != meta.arrays_crc:
+            raise Damaged("arrays checksum")
+        blob = mv[meta.blob_off : meta.blob_off + meta.blob_len]
+        if zlib.crc32(blob) != meta.blob_crc:
+            raise Damaged("lines checksum")
+        offsets = mv[meta.off_off : meta.off_off + 8 * (n + 1)].cast("q")
+        if offsets[0] != 0 or offsets[n] != meta.blob_len:
+            raise Damaged("line offsets")
+        self._mv = mv
+        self.blob = blob
+        self.offsets = offsets
+        self.t = mv[meta.t_off : meta.t_off + 8 * n].cast("q")
+        self.coin = mv[meta.coin_off : meta.coin_off + 2 * n].cast("h")
+        self.kind = mv[meta.kind_off : meta.kind_off + n].cast("B")
+        self.size = meta.size
+        self.sha256 = meta.sha256
+        self.header_raw = meta.header_raw
+        self.coins = tuple(meta.coins)
+        self.checked = frozenset(meta.checked)
+        self.n = n
+        self.first_t = meta.first_t
+        self.last_t = meta.last_t
+        self.meta = meta
+
+    def raw(self, i: int) -> bytes:
+        """Line i's bytes (no ``\\n``)."""
+        off = self.offsets
+        return bytes(self.blob[off[i] : off[i + 1] - 1])
+
+    def line(self, i: int) -> Line:
+        """Line i decoded as the reader decodes it (its checks ran when the cache was built:
+        a line the typed decoder refuses is an ignored input)."""
+        off = self.offsets
+        try:
+            return LINE.decode(self.blob[off[i] : off[i + 1] - 1])
+        except msgspec.DecodeError:
+            return Line(t=self.t[i])
+
+    def span(self, i: int, j: int) -> memoryview:
+        """Lines i..j-1 joined by ``\\n`` exactly as in the file (no trailing ``\\n``)."""
+        if j <= i:
+            return self.blob[0:0]
+        off = self.offsets
+        return self.blob[off[i] : off[j] - 1]
+
+    def close(self) -> None:
+        """Unmap the file; if slices of it are still alive, it is unmapped when they go."""
+        for name in ("t", "kind", "coin", "offsets", "blob", "_mv"):
+            view = self.__dict__.pop(name, None)
+            if isinstance(view, memoryview):
+                with contextlib.suppress(BufferError):
+                    view.release()
+        with contextlib.suppress(BufferError):
+            self._mm.close()
+
+    def __enter__(self) -> CachedDay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | None:
+    """The valid cache of ``path`` for a season of ``coins``, or None: cache disabled, none,
+    version differs, the source's size or mtime_ns differs from what the index recorded,
+    ``coins`` not a subset of ``checked``, or the cache file is damaged (truncated, bad
+    magic, a checksum: treated as missing, and deleted). Never raises for a cache problem;
+    the source missing raises LogError as the reader would."""
+    name = os.fspath(path)
+    name = name if isinstance(name, str) else os.fsdecode(name)
+    st = stat_source(name)
+    if not cache_enabled():
+        return None
+    try:
+        directory = cache_dir()
+        entry = read_entry(index_file(directory, resolved(name)))
+        if entry is None or entry.size != st.st_size or entry.mtime_ns != st.st_mtime_ns:
+            return None
+        file = day_file(directory, entry.sha256)
+        try:
+            day = CachedDay(file, name, entry.sha256)
+        except FileNotFoundError:
+            return None
+        except Damaged:
+            with contextlib.suppress(OSError):
+                file.unlink()
+            return None
+        if day.size != st.st_size or not frozenset(coins) <= day.checked:
+            day.close()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(file)  # last used, for ``arena cache info`` and the size cap
+        return day
+    except (OSError, ValueError):  # an unreadable cache directory is no cache
+        return None

@@ -1,0 +1,284 @@
+"""Writing a day cache while a log is read: the writer, the atomic commit, the index.
+
+Why this module exists: the first read that checks a whole log file cleanly
+(``logs.logfile.LogReader``) feeds each line to a :class:`DayCacheWriter`, which keeps it
+in a temp file and, once the pass went to the file's end, renames it into place and
+records it in the index (then prunes the cache to its size cap, ``logs.daystore``). The
+format is ``logs.dayformat``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import tempfile
+import time
+import zlib
+from array import array
+from collections.abc import Iterable
+from itertools import accumulate, repeat
+from operator import add
+from pathlib import Path
+from typing import Any
+
+from arena_tui.logs.dayformat import (
+    BATCH,
+    CACHE_VERSION,
+    CHUNK,
+    KIND_BOOK,
+    KIND_CTX,
+    KIND_CTX_PART,
+    KIND_OTHER,
+    KIND_TRADES,
+    MAGIC,
+    META_ENC,
+    PRE,
+    Damaged,
+    DayMeta,
+    IndexEntry,
+    cache_dir,
+    cache_enabled,
+    day_file,
+    resolved,
+)
+from arena_tui.logs.dayread import CachedDay
+from arena_tui.logs.daystore import fsync_dir, prune, write_entry
+from engine.inputs import AssetCtx, Book, Line, Trade
+
+
+class DayCacheWriter:
+    """Built while a LogReader reads one file: ``add`` each line (raw bytes and the decoded
+    Line) as the reader yields it; ``commit`` after the file was read to its end and every
+    line was applied by the engine without error; else ``discard``.
+
+    It writes into a temp file in :func:`cache_dir` and renames it into place at commit
+    (after an fsync: a half-written cache is never visible), then records (resolved path,
+    size, mtime_ns) -> sha256 in the index. The SHA-256 of the source's bytes on disk is
+    computed at commit; if the source's size or mtime changed since the writer was made,
+    nothing is kept. ``checked``: the coins whose market data the reader checked in full
+    (None: every coin's, recorded as every coin seen). A cache problem (no space, no
+    permission) never raises: the writer stops writing and commits nothing.
+    """
+
+    def __init__(self, path: str, header_raw: bytes, checked: Iterable[str] | None = None) -> None:
+        self.path = path
+        self._header_raw = bytes(header_raw)
+        self._checked = None if checked is None else sorted(set(checked))
+        self._ids: dict[str, int] = {}
+        self._t = array("q")
+        self._kind = array("B")
+        self._coin = array("h")
+        self._off = array("q", [0])
+        self._pos = 0
+        self._crc = 0
+        self._raws: list[bytes] = []
+        self._lines: list[Line] = []
+        self._tmp: Path | None = None
+        self._f: Any = None
+        if not cache_enabled():
+            return
+        try:
+            st = os.stat(path)
+            self._stat = (st.st_size, st.st_mtime_ns)
+            self._dir = cache_dir()
+            self._dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".", suffix=".part", dir=self._dir)
+            self._tmp = Path(tmp)
+            self._f = os.fdopen(fd, "wb", buffering=CHUNK)
+            self._f.write(bytes(PRE.size))
+        except OSError:
+            self.discard()
+
+    @property
+    def active(self) -> bool:
+        """Still writing (not disabled, failed, committed or discarded)."""
+        return self._f is not None
+
+    def add(self, raw: bytes, line: Line) -> None:
+        """One input, as the reader yielded it (kept, and written with the next batch)."""
+        self._raws.append(raw)
+        self._lines.append(line)
+        if len(self._raws) >= BATCH:
+            self._flush()
+
+    def add_many(self, raws: list[bytes], lines: list[Line]) -> None:
+        """Inputs in order, their bytes and their decoded lines (the reader's way: one call a
+        chunk, so the per-line work is a few C-level passes and one loop)."""
+        if self._raws:
+            self._flush()
+        if self._f is None or not raws:
+            return
+        ids = self._ids
+        kinds: list[int] = []
+        coins: list[int] = []
+        kind, coin = kinds.append, coins.append
+        for line in lines:
+            hl = line.hl
+            if hl is None:
+                kind(KIND_OTHER)
+                coin(-1)
+                continue
+            if type(hl) is Book:
+                kind(KIND_BOOK)
+                name = hl.data.coin
+            elif type(hl) is AssetCtx:
+                data = hl.data
+                ctx = data.ctx
+                full = ctx.funding is not None and ctx.markPx is not None
+                kind(KIND_CTX if full and ctx.oraclePx is not None else KIND_CTX_PART)
+                name = data.coin
+            else:
+                kind(KIND_TRADES)
+                coin(self._trades_coin(hl.data))  # type: ignore[arg-type]
+                continue
+            c = ids.get(name)
+            coin(self._new_coin(name) if c is None else c)
+        blob = b"\n".join(raws)
+        try:
+            self._t.fromlist([line.t for line in lines])
+            self._kind.fromlist(kinds)
+            self._coin.fromlist(coins)
+            self._off.extend(accumulate(map(add, map(len, raws), repeat(1)), initial=self._pos))
+            del self._off[-len(raws) - 1]  # ``initial`` again
+            self._f.write(blob)
+            self._f.write(b"\n")
+        except (OSError, ValueError, OverflowError):  # no space; more coins than int16 holds
+            self.discard()
+            return
+        self._pos = self._off[-1]
+        self._crc = zlib.crc32(b"\n", zlib.crc32(blob, self._crc))
+
+    def _new_coin(self, name: str) -> int:
+        index = len(self._ids)
+        self._ids[name] = index
+        return index
+
+    def _trades_coin(self, prints: list[Trade]) -> int:
+        """The coin of a trades message's prints; -1 if none or of more than one coin
+        (every print's coin goes into the coin table all the same)."""
+        coin = -2
+        ids = self._ids
+        for tr in prints:
+            c = ids.get(tr.coin)
+            if c is None:
+                c = self._new_coin(tr.coin)
+            if coin == -2:
+                coin = c
+            elif c != coin:
+                coin = -1
+        return -1 if coin == -2 else coin
+
+    def _flush(self) -> None:
+        raws, lines = self._raws, self._lines
+        if raws:
+            self._raws, self._lines = [], []
+            self.add_many(raws, lines)
+
+    def discard(self) -> None:
+        """Keep nothing (the temp file is removed). Safe to call more than once."""
+        f, self._f = self._f, None
+        self._raws, self._lines = [], []
+        if f is not None:
+            with contextlib.suppress(OSError, ValueError):
+                f.close()
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                self._tmp.unlink()
+            self._tmp = None
+
+    def commit(self) -> CachedDay | None:
+        """Make the cache visible and return it opened, or None (disabled, a write failed,
+        the source changed since the read began)."""
+        self._flush()
+        f, tmp = self._f, self._tmp
+        if f is None or tmp is None:
+            return None
+        try:
+            return self._commit(f, tmp)
+        except (OSError, ValueError, Damaged):
+            self.discard()
+            return None
+
+    def _commit(self, f: Any, tmp: Path) -> CachedDay | None:
+        size, sha256 = _unchanged_sha256(self.path, self._stat)
+        if sha256 is None:
+            self.discard()
+            return None
+        n = len(self._t)
+        blob_len = self._pos
+        pos = PRE.size + blob_len
+        pad = -pos % 8
+        f.write(bytes(pad))
+        pos += pad
+        off_off = pos
+        t_off = off_off + 8 * (n + 1)
+        coin_off = t_off + 8 * n
+        kind_off = coin_off + 2 * n
+        arrays = [self._off.tobytes(), self._t.tobytes(), self._coin.tobytes()]
+        arrays.append(self._kind.tobytes())
+        crc = 0
+        for part in arrays:
+            f.write(part)
+            crc = zlib.crc32(part, crc)
+        coins = list(self._ids)
+        meta = DayMeta(
+            version=CACHE_VERSION,
+            byteorder=sys.byteorder,
+            path=resolved(self.path),
+            size=size,
+            mtime_ns=self._stat[1],
+            sha256=sha256,
+            header_raw=self._header_raw,
+            coins=coins,
+            checked=coins if self._checked is None else self._checked,
+            n=n,
+            first_t=self._t[0] if n else None,
+            last_t=self._t[-1] if n else None,
+            blob_off=PRE.size,
+            blob_len=blob_len,
+            off_off=off_off,
+            t_off=t_off,
+            coin_off=coin_off,
+            kind_off=kind_off,
+            arrays_crc=crc,
+            blob_crc=self._crc,
+            built_ms=time.time_ns() // 1_000_000,
+        )
+        head = META_ENC.encode(meta)
+        head_off = kind_off + n
+        f.write(head)
+        f.flush()
+        f.seek(0)
+        f.write(PRE.pack(MAGIC, CACHE_VERSION, zlib.crc32(head), head_off, len(head)))
+        f.flush()
+        os.fsync(f.fileno())
+        f.close()
+        self._f = None
+        final = day_file(self._dir, sha256)
+        os.replace(tmp, final)
+        self._tmp = None
+        fsync_dir(self._dir)
+        entry = IndexEntry(path=meta.path, size=size, mtime_ns=self._stat[1], sha256=sha256)
+        write_entry(self._dir, entry)
+        prune(self._dir, keep=final)
+        try:
+            return CachedDay(final, self.path, sha256)
+        except (FileNotFoundError, Damaged):
+            return None
+
+
+def _unchanged_sha256(path: str, was: tuple[int, int]) -> tuple[int, str | None]:
+    """The source's size and SHA-256 on disk, if its size and mtime are still ``was``."""
+    st = os.stat(path)
+    if (st.st_size, st.st_mtime_ns) != was:
+        return st.st_size, None
+    sha = hashlib.sha256()
+    with open(path, "rb") as src:
+        while data := src.read(CHUNK):
+            sha.update(data)
+    st = os.stat(path)
+    if (st.st_size, st.st_mtime_ns) != was:
+        return st.st_size, None
+    return st.st_size, sha.hexdigest()

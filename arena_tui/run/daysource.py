@@ -1,0 +1,183 @@
+"""The warm pass's source: day caches, holding back the lines nobody could read.
+
+Why this module exists: a day read again comes from its cache (``logs.daycache``: the
+lines with their time, kind and coin, nothing decoded), and most of its market data can
+wait: a book or a context nobody reads before the next input that is applied is *held*,
+and only the last of each coin and kind is applied, just before it is needed. This is
+that decision, the hottest code of a warm pass; ``run.sources`` opens it, and the
+runner's one loop (``run.backtest``) applies what it yields. It reads the runner's queue
+and registration only between the lines it yields: nothing else changes them, so what
+may be held is worked out once per yielded line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
+from arena_tui.logs.logfile import LogError
+from arena_tui.run.parts import NotStarted, Status
+from engine import Engine, Line
+
+if TYPE_CHECKING:
+    from arena_tui.logs.runlog import RunLog
+    from arena_tui.logs.thinlog import ThinRunLog
+    from arena_tui.run.dispatch import Dispatch
+
+_LINE = msgspec.json.Decoder(Line)
+_NONE = -(1 << 62)  # before registration nothing is held: no line is this early
+
+
+class DaySource:
+    """The lines of day caches the runner must apply; the others held or skipped.
+
+    A book or a full asset context of a season coin is *held* instead of applied when
+    nothing can read the engine's state before the next input that is applied: no timed
+    event is due at its time, no strategy input is queued before it, no strategy hooks
+    it, and (a book) its coin has a context mark (so the book sets no mid) and no order
+    waiting to activate; prints of a coin with no order resting on it, when no strategy
+    hooks prints, are applied without first applying what is held (they read none of
+    it). Held inputs of one coin and kind replace each other; all are applied, in log
+    order, before the next applied input (or a day's end). Market data of other coins is
+    skipped on the same terms (the engine ignores it). So the engine makes exactly the
+    calls of the cold pass that change what anyone reads, and every line still goes into
+    the run log in order (held ones by the source). The cache's lines were checked in
+    full when it was built (``logs.daycache``)."""
+
+    def __init__(
+        self,
+        days: Sequence[CachedDay],
+        engine: Engine,
+        queue: list[tuple[int, int, dict[str, Any]]],
+        log: RunLog | ThinRunLog,
+        hooks: Dispatch,
+        progress: Status | None,
+        every: int,
+    ) -> None:
+        """``queue``: the runner's queue of strategy inputs; ``log``: its run log (the
+        held lines go into it here); ``hooks``: which hooks the strategies have."""
+        self.days = days
+        self.engine = engine
+        self.queue = queue
+        self.log = log
+        self.hooks = hooks
+        self.progress = progress
+        self.every = every
+        self.raw = b""
+        self.reads = self  # whose ``raw`` is the bytes of the line last yielded
+        self.n = 0
+        self.last_t: int | None = None
+        self._path, self._i = "", 0  # the day and index of the line last yielded
+
+    late = False
+
+    def not_started(self) -> NotStarted:
+        return NotStarted.logs_end(self.engine.season)
+
+    def finish(self, end: int) -> None:
+        """The season ended before the days did: nothing more to check (they were)."""
+
+    def __enter__(self) -> DaySource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for day in self.days:
+            day.close()
+
+    def error(self, message: str) -> Exception:
+        return LogError(self._path, self._i + 2, message)
+
+    def lines(self) -> Generator[Line, None, None]:
+        """The lines to apply; ``n`` and ``last_t`` (of every line, held ones too) are set
+        when it ends or is closed."""
+        engine = self.engine
+        engine.trust_books()  # every line of a day cache passed the checks
+        log = self.log
+        write = log.write
+        hooks = self.hooks
+        defer_books = not hooks.book_hooks
+        defer_ctx = not hooks.ctx_hooks
+        trade_hooks = bool(hooks.trade_hooks)
+        progress, every = self.progress, self.every
+        decode = _LINE.decode  # the cache's lines were checked when it was built
+        queue = self.queue
+        quiet = False  # the input about to be applied needs nothing held applied first
+        # lines before ``limit`` may be held: the next timed event, the first queued input
+        # (at its time); none before the strategies registered. Only the loop changes
+        # either (it applies, hooks send): worked out again after each line it applied.
+        limit = _NONE
+        last_t: int | None = None
+        n = 0
+        try:
+            for day in self.days:
+                log.known(day.path, day.size, day.sha256)
+                self._path = day.path
+                if last_t is not None and day.n and day.t[0] < last_t:
+                    raise LogError(
+                        day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
+                    )
+                states = [engine.coin_state(coin) for coin in day.coins]
+                held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
+                times, kinds, coins, blob, offs = day.t, day.kind, day.coin, day.blob, day.offsets
+                for i in range(day.n):
+                    t = times[i]
+                    kind = kinds[i]
+                    if kind <= KIND_CTX and t < limit:
+                        c = coins[i]
+                        a = states[c] if c >= 0 else None
+                        if c < 0:
+                            skip = False  # prints of several coins in one message: applied
+                        elif a is None:
+                            skip = True  # another coin's market data: the engine ignores it
+                        elif kind == KIND_CTX:
+                            skip = defer_ctx
+                        elif kind == KIND_BOOK:
+                            skip = defer_books and a.book_is_inert
+                        else:  # prints of one coin nobody hooks, with no order resting on it
+                            # touch only that coin's last print: nothing held is read first
+                            skip = False
+                            quiet = not trade_hooks and a.prints_are_inert
+                        if skip:
+                            if a is not None:
+                                held[2 * c + (kind == KIND_CTX)] = i
+                            write(bytes(blob[offs[i] : offs[i + 1] - 1]))
+                            last_t = t
+                            n += 1
+                            if progress is not None and not n & every:
+                                progress.update(n, t)
+                            continue
+                    if held and not quiet:
+                        _catch_up(engine, day, held)
+                    quiet = False
+                    self.raw = raw = bytes(blob[offs[i] : offs[i + 1] - 1])
+                    self._i = i
+                    try:
+                        line = decode(raw)
+                    except msgspec.DecodeError:
+                        line = Line(t=t)  # a line the reader took as an ignored input
+                    yield line  # the loop applied it, and what was queued before it
+                    last_t = t
+                    n += 1
+                    if progress is not None and not n & every:
+                        progress.update(n, t)
+                    if engine.over:
+                        return
+                    if hooks.live:
+                        limit = engine.next_due
+                        if queue and queue[0][0] < limit:
+                            limit = queue[0][0] + 1
+                if held:
+                    _catch_up(engine, day, held)
+        finally:  # however it ends
+            self.n, self.last_t = n, last_t
+
+
+def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:
+    """Apply the held inputs, in log order (no hook reads them; they cause no event)."""
+    apply = engine.apply_held
+    for i in sorted(held.values()):
+        apply(day.line(i))
+    held.clear()

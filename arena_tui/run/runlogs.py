@@ -1,0 +1,51 @@
+"""Which run log a run writes, and its header: the runner's one choice about files.
+
+Why this module exists: a run on the live feed writes a durable log (each line reaches the
+OS before the engine applies it: ``logs.runlog.DurableRunLog``), a recorded run a full
+(``RunLog``) or thin (``logs.thinlog.ThinRunLog``) one as its config says, and a run with
+no directory (twins, sweep jobs) writes none but still hashes what it would have written.
+The season file goes beside the log, so the directory replays alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena_tui.logs.runlog import DurableRunLog, RunLog
+from arena_tui.logs.thinlog import ThinRunLog
+from arena_tui.run.rundir import RUN_LOG
+from arena_tui.season.file import log_header, write_season
+from engine import Season
+
+
+def open_run_log(
+    season: Season,
+    run_dir: Path | None,
+    generator: str,
+    sources: Sequence[str],
+    entries: Sequence[str],
+    *,
+    feed: str | None,
+    full: bool,
+) -> RunLog | ThinRunLog:
+    """The run log of a run in ``run_dir`` (None: no file), its header written.
+
+    ``feed``: the live feed's URL, for a run on it (the header names it; the log is
+    durable); ``full``: the market lines too (else a thin log: the own inputs and the
+    sources' hashes)."""
+    header = log_header(season, generator)
+    header.update(sources=[Path(s).name for s in sources], entries=list(entries))
+    if feed is not None:
+        header["feed"] = feed
+    path = None if run_dir is None else run_dir / RUN_LOG
+    log: RunLog | ThinRunLog
+    if feed is not None:
+        log = DurableRunLog(path, header)
+    elif not full and path is not None:
+        log = ThinRunLog(path, header)
+    else:
+        log = RunLog(path, header)
+    if run_dir is not None:
+        write_season(season, run_dir)
+    return log

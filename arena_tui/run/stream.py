@@ -1,0 +1,94 @@
+"""The one stream a run yields, and what may subscribe to it.
+
+Why this module exists: a run is read by many (its own fill hash and notes, the report's
+collector, the host's views, the lockstep gate, the twins' desk); each used to reach into
+the runner after it was built (appending to its observers, setting its gate). Now each is
+a :class:`Subscriber` given to ``Backtest`` at construction: the runner calls ``bind``
+once (there it may read the engine, the entrants, the markets), then ``observe(line, raw,
+events)`` after every input the engine applies, its hooks run, in the order given. A
+subscriber that also has ``before`` is the run's :class:`Gate` (at most one): called
+before each input is applied, it may queue inputs and says whether it did. The
+protocols live here, apart from the loop, so a subscriber's module need not import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from arena_tui.run.parts import BacktestError, Entrant
+from engine import Engine, Line, Season
+from engine import events as ev
+
+if TYPE_CHECKING:
+    from arena_tui.run.market import MarketView
+
+
+class Run(Protocol):
+    """What a subscriber may read of the run it is bound to (``run.backtest.Backtest``)."""
+
+    @property
+    def season(self) -> Season: ...
+    @property
+    def engine(self) -> Engine: ...
+    @property
+    def entrants(self) -> list[Entrant]: ...
+    @property
+    def by_name(self) -> dict[str, Entrant]: ...
+    @property
+    def markets(self) -> dict[str, MarketView]: ...
+    @property
+    def applying(self) -> dict[str, Any] | None:
+        """The strategy input being applied (None: a line of the logs)."""
+        ...
+
+    @property
+    def now(self) -> int:
+        """The time of the input being handled."""
+        ...
+
+    @property
+    def live(self) -> bool:
+        """The strategies are registered: their hooks run."""
+        ...
+
+
+class Subscriber(Protocol):
+    """Called after every applied input (a log line or a strategy's own), its hooks run:
+    the line, its bytes as logged, its events. Held inputs of the warm pass are not applied,
+    so not observed. It may send an entrant's orders (through the entrant's context): they
+    are queued, never applied inside ``observe``."""
+
+    def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None: ...
+
+
+class Binds(Protocol):
+    """A subscriber that reads the run it rides: ``bind(run)`` is called once, from the
+    runner's constructor, after its engine, entrants and markets exist."""
+
+    def bind(self, run: Run) -> None: ...
+
+
+class Gate(Protocol):
+    """A lockstep run's gate (``arena_tui.host.lockstep.StepGate``): ``before(t_next)`` is
+    called before each input is applied (a log line or a queued one, at ``t_next``) and
+    before the end; it may queue inputs (``Backtest.queue_input``) and says True when the
+    queue may have changed. A run with a gate reads its logs themselves (the cold pass)."""
+
+    def before(self, t_next: int) -> bool: ...
+
+
+def gate_of(subscribers: Sequence[Subscriber]) -> Gate | None:
+    """The subscriber that is the run's gate (has ``before``), if any; at most one."""
+    gates = [s for s in subscribers if hasattr(s, "before")]
+    if len(gates) > 1:
+        raise BacktestError("a run has at most one gate")
+    return cast("Gate", gates[0]) if gates else None
+
+
+def bind_all(subscribers: Sequence[Subscriber], run: Run) -> None:
+    """Call each subscriber's ``bind(run)``, those that have one, in order."""
+    for s in subscribers:
+        bind = getattr(s, "bind", None)
+        if bind is not None:
+            bind(run)

@@ -27,8 +27,6 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SHELL_FILES = sorted((ROOT / "arena_tui").rglob("*.py"))
 INSIDE = ("core", "state", "orders", "fills", "scoring", "book", "ledger")
@@ -115,7 +113,6 @@ def violations(paths: list[Path]) -> list[str]:
     return out
 
 
-@pytest.mark.xfail(strict=False, reason="enforced after the issue-24 merge")
 def test_the_shell_reads_the_engine_through_its_face_only() -> None:
     bad = violations(SHELL_FILES)
     assert not bad, "the shell touches the engine's inside:\n" + "\n".join(bad)

@@ -31,16 +31,6 @@ LONG_MODULES = {
 # One literal is not a long function: the OpenAPI document is data, written as code.
 LONG_FUNCTIONS = {"host/openapi.py:document": "the API's OpenAPI document, one literal"}
 
-# ---- BEING SPLIT IN THIS CHANGE (issue 24): delete this block after the merge -----------
-# These four are being cut into model / builder / file (classes <= 300 lines) by the
-# change this rule lands in; the rule holds for them once it is in. The sweep command's
-# body shrinks with its option groups and ``sweep show`` becoming a subcommand.
-BEING_SPLIT = frozenset(
-    {"run/backtest.py", "report/rundata.py", "host/lockstep.py", "logs/daycache.py"}
-)
-BEING_SHORTENED = frozenset({"commands/sweep.py:sweep_command"})
-# ---- end of BEING SPLIT ---------------------------------------------------------------------
-
 
 def modules(*packages: str) -> Iterator[tuple[str, Path]]:
     """Each module with its name as the lists above spell it."""
@@ -77,8 +67,6 @@ def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 def long_classes(limit: int) -> list[str]:
     out = []
     for name, path in modules("arena_tui"):
-        if name in BEING_SPLIT:
-            continue
         for node in ast.walk(parse(path)):
             if isinstance(node, ast.ClassDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
@@ -90,13 +78,11 @@ def long_classes(limit: int) -> list[str]:
 def long_functions(limit: int) -> list[str]:
     out = []
     for name, path in modules("arena_tui", "engine"):
-        if name in BEING_SPLIT:
-            continue
         for node in ast.walk(parse(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 key = f"{name}:{node.name}"
                 size = body_lines(node)
-                if size > limit and key not in LONG_FUNCTIONS and key not in BEING_SHORTENED:
+                if size > limit and key not in LONG_FUNCTIONS:
                     out.append(f"{name}:{node.lineno}: {node.name}, a {size}-line body")
     return out
 
@@ -105,7 +91,7 @@ def long_modules(limit: int) -> list[str]:
     out = []
     for name, path in modules("arena_tui", "engine"):
         size = lines(path)
-        if size > limit and name not in LONG_MODULES and name not in BEING_SPLIT:
+        if size > limit and name not in LONG_MODULES:
             out.append(f"{name}: {size} lines")
     return out
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.live import LiveFeed
     from arena_tui.run.parts import BacktestResult
+    from arena_tui.run.stream import Subscriber
 
 
 def watch_backtest(bt: Backtest, paths: Sequence[str], title: str) -> BacktestResult | None:
@@ -43,7 +44,13 @@ def watch_paper(bt: Backtest, feed: LiveFeed, title: str) -> BacktestResult | No
     return watch_paper(bt, feed, title=title)
 
 
-SCREENS = Screens(backtest=watch_backtest, paper=watch_paper)
+def capture() -> Subscriber:
+    from arena_tui.tui.capture import Capture
+
+    return Capture()
+
+
+SCREENS = Screens(backtest=watch_backtest, paper=watch_paper, capture=capture)
 
 app = typer.Typer(
     name="arena",

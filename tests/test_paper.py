@@ -30,6 +30,7 @@ from arena_tui.run.paper import paper_config, prepare_paper
 from arena_tui.run.paperstatus import PaperStatus
 from arena_tui.run.parts import NotStarted
 from arena_tui.run.replay import replay
+from arena_tui.run.stream import OnEvent
 from arena_tui.season.file import resolve_season
 from arena_tui.util.jsonout import dumps
 from engine import events as ev
@@ -65,7 +66,6 @@ def test_a_live_run_logs_each_input_before_the_engine_applies_it_and_replays(
     tmp_path: Path,
 ) -> None:
     with FakeHL() as srv:
-        bt, feed, run_log = paper_run(srv, tmp_path)
         seen: list[str] = []
 
         def on_event(event: ev.AnyEvent) -> None:
@@ -82,7 +82,7 @@ def test_a_live_run_logs_each_input_before_the_engine_applies_it_and_replays(
                 assert last["t"] == event.t and "hl" in last  # activated on a book
                 seen.append("Fill")
 
-        bt.on_event = on_event
+        bt, feed, run_log = paper_run(srv, tmp_path, subscribers=(OnEvent(on_event),))
         sold = lambda: seen.count("Fill") >= 2 and feed.stamper.ticks_written >= 3  # noqa: E731
         result = bt.run_live(feed, pace=until(sold, "a buy and a sell"))
     rows = lines(run_log)

@@ -28,6 +28,7 @@ from arena_tui.run.loader import StrategyError, load_strategy
 from arena_tui.run.parts import BacktestError, Entrant
 from arena_tui.run.replay import replay
 from arena_tui.season.file import resolve_season
+from arena_tui.tui.capture import Capture
 from arena_tui.tui.messages import Happened
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.snapshot import Happening
@@ -64,12 +65,18 @@ def once(call: str, hook: str = "on_book", args: str = "book") -> str:
     )
 
 
-def backtest(tmp: Path, files: dict[str, Path], minutes: int = 3, **kw: Any) -> Backtest:
+def backtest(
+    tmp: Path, files: dict[str, Path], minutes: int = 3, *, watched: bool = False, **kw: Any
+) -> Backtest:
+    """``watched``: built as ``arena backtest --tui`` builds it (arena-tui's capture, no
+    echo of the strategies' output to the terminal)."""
     log = write_log(tmp / "market.jsonl", market_rows(minutes))
     entrants = [Entrant(name, load_strategy(p), p.resolve()) for name, p in files.items()]
     season = resolve_season([str(log)], None)
     config = RunConfig(run_log="full", cache=False, **kw)
-    return Backtest(config, season, entrants, run_dir=tmp / "out")
+    shown = (Capture(),) if watched else ()
+    out = tmp / "out"
+    return Backtest(config, season, entrants, run_dir=out, subscribers=shown, echo=not watched)
 
 
 def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -300,7 +307,7 @@ def test_in_a_worker_thread_only_the_runners_prints_are_taken(
     strategy's lines reach the screen as Activity rows (not the terminal, not stderr);
     the other thread's output is left alone."""
     path = strategy(tmp_path / "talker.py", PRINTS)
-    bt = backtest(tmp_path, {"talker": path})
+    bt = backtest(tmp_path, {"talker": path}, watched=True)
     source = BacktestSource.of_backtest(bt, [str(tmp_path / "market.jsonl")], title="t")
     posted: list[object] = []
     worker = threading.Thread(target=source.run, args=(Playback(None), posted.append))
@@ -464,7 +471,7 @@ SWALLOWS_AND_RETURNS = once(
 )
 def test_a_hook_that_never_returns_is_stopped_in_a_worker_thread(tmp_path: Path, body: str) -> None:
     path = strategy(tmp_path / "spin.py", body)
-    bt = backtest(tmp_path, {"spin": path}, hook_timeout_s=0.3)
+    bt = backtest(tmp_path, {"spin": path}, hook_timeout_s=0.3, watched=True)
     source = BacktestSource.of_backtest(bt, [str(tmp_path / "market.jsonl")], title="t")
     worker = threading.Thread(target=source.run, args=(Playback(None), lambda m: None))
     worker.start()

@@ -20,7 +20,9 @@ from rich.console import Console
 from textual.widgets import Static, TabbedContent
 
 from arena_tui.report.render import usd
+from arena_tui.run.build import build_backtest
 from arena_tui.run.config import RunConfig
+from arena_tui.run.stream import OnEvent
 from arena_tui.tui.app import ArenaApp, make_app, watch_backtest
 from arena_tui.tui.catalog import Catalog, Item, discover
 from arena_tui.tui.fmt import ratio_pct
@@ -42,9 +44,10 @@ from tests.tuikit import MAKER, ROOT, SAMPLE, aio, finished, run_screen, settled
 
 def direct_events(spec: RunConfig) -> tuple[list[ev.AnyEvent], dict[str, Any]]:
     """The same backtest without the TUI: the trader's events, and its ranking row."""
-    bt, paths = prepare(spec.replace())
     events: list[ev.AnyEvent] = []
-    bt.on_event = lambda e: events.append(e) if getattr(e, "entry", None) == "trader" else None
+    ear = OnEvent(lambda e: events.append(e) if getattr(e, "entry", None) == "trader" else None)
+    bt, _ = build_backtest(spec.replace(cache=False), subscribers=(ear,))
+    paths = list(spec.logs)
     result = bt.run(paths)
     return events, result.replay.ranking[0]
 

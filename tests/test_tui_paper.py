@@ -27,6 +27,7 @@ from arena_tui.run.paper import paper_config, prepare_paper
 from arena_tui.run.replay import replay
 from arena_tui.season.file import resolve_season
 from arena_tui.tui.app import ArenaApp, make_app, watch_paper
+from arena_tui.tui.capture import Capture
 from arena_tui.tui.catalog import Catalog, Item
 from arena_tui.tui.fmt import stamp
 from arena_tui.tui.playback import State
@@ -135,7 +136,10 @@ def test_arena_paper_tui_quits_on_sigterm_and_returns_the_run(tmp_path: Path) ->
     )
     with FakeHL(pace_s=0.02) as srv:
         bt, feed = prepare_paper(
-            spec.replace(live=spec.live_part().replace(ws_url=srv.ws_url)), backoff=Backoff(1, 20)
+            spec.replace(live=spec.live_part().replace(ws_url=srv.ws_url)),
+            backoff=Backoff(1, 20),
+            subscribers=(Capture(),),
+            echo=False,
         )
 
         async def drive(app: ArenaApp) -> None:
@@ -174,7 +178,7 @@ def live_app(tmp_path: Path, ws_url: str) -> tuple[ArenaApp, BacktestSource]:
         out=tmp_path / "run",
         ws_url=ws_url,
     )
-    bt, feed = prepare_paper(spec, backoff=Backoff(200, 400))
+    bt, feed = prepare_paper(spec, backoff=Backoff(200, 400), subscribers=(Capture(),), echo=False)
     source = BacktestSource.of_feed(bt, feed, title="taker")
     return make_app(source=source), source
 

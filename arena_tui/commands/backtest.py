@@ -195,7 +195,8 @@ def backtest_command(
         config = config.replace(cache=False)  # a watched run is paced: no day cache
     watch = screens(ctx).backtest if tui else None
     collector = Collector()  # the run data (report.html, arena export)
-    bt, out_dir = build_backtest(config, subscribers=(collector,))
+    shown = (screens(ctx).capture(),) if tui else ()  # what the screen shows, as it goes
+    bt, out_dir = build_backtest(config, subscribers=(collector, *shown), echo=not tui)
     typer.echo(
         f"arena: backtest of {plural(len(bt.entrants), 'entry', 'entries')}, writing {out_dir}",
         err=True,

@@ -159,8 +159,12 @@ def paper_command(
         check_epoch(config.epoch)
     watch = screens(ctx).paper if tui else None
     collector = Collector()  # the run data (report.html, arena export)
+    shown = (screens(ctx).capture(),) if tui else ()  # what the screen shows, as it goes
     bt, live = prepare_paper(
-        config, backoff=Backoff(retry_base_ms, retry_cap_ms), subscribers=(collector,)
+        config,
+        backoff=Backoff(retry_base_ms, retry_cap_ms),
+        subscribers=(collector, *shown),
+        echo=not tui,
     )
     s = bt.season
     assert bt.log.path is not None

@@ -17,6 +17,7 @@ import typer
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.parts import BacktestResult
+from arena_tui.run.stream import Subscriber
 from arena_tui.util.errors import ArenaError
 
 # (the run, its logs, a title) -> its result once the screen is closed; None: nothing ran
@@ -28,6 +29,7 @@ WatchPaper = Callable[[Backtest, LiveFeed, str], BacktestResult | None]
 class Screens:
     backtest: WatchBacktest
     paper: WatchPaper
+    capture: Callable[[], Subscriber]  # what a watched run is built with (tui.capture)
 
 
 def screens(ctx: typer.Context) -> Screens:

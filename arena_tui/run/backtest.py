@@ -42,7 +42,7 @@ from arena_tui.run.parts import (
 )
 from arena_tui.run.runlogs import open_run_log
 from arena_tui.run.sources import Live, Source, recorded
-from arena_tui.run.stream import Gate, Subscriber, bind_all, gate_of
+from arena_tui.run.stream import Gate, Subscriber, bind_all, event_ears, gate_of, said_ears
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
 from engine.inputs import AssetCtx
@@ -91,7 +91,9 @@ class Backtest:
         self._seq = itertools.count()
         self.guard = Guard(run_dir, config.hook_timeout_s)
         self.guard.echo = echo
-        self.hooks = Dispatch(engine, self.entrants, self.markets, self.guard, on_event, exit_value)
+        self.guard.on_said = said_ears(subscribers)
+        ears = event_ears(on_event, subscribers)
+        self.hooks = Dispatch(engine, self.entrants, self.markets, self.guard, ears, exit_value)
         self.hooks.contexts(self._send, config.seed, config.latency_ms)
         self.log = open_run_log(
             season, run_dir, generator, config.logs, names, feed=feed, full=config.full_log
@@ -120,10 +122,6 @@ class Backtest:
     @property
     def on_event(self) -> Callable[[ev.AnyEvent], None] | None:
         return self.hooks.on_event
-
-    @on_event.setter
-    def on_event(self, fn: Callable[[ev.AnyEvent], None] | None) -> None:
-        self.hooks.on_event = fn  # a viewer chains itself in before the pass
 
     # ---- strategy inputs -------------------------------------------------------------
 

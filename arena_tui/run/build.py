@@ -189,11 +189,12 @@ def run_dir(out: Path | None, strategy: Path, kind: str = "", *, force: bool = F
 
 
 def build_backtest(
-    config: RunConfig, *, subscribers: Sequence[Subscriber] = ()
+    config: RunConfig, *, subscribers: Sequence[Subscriber] = (), echo: bool = True
 ) -> tuple[Backtest, Path]:
     """The run ``arena backtest`` (and arena-tui) makes of ``config``: its Backtest and its
     directory, which gets the config (``config.json``: ``--config`` repeats the run).
-    ``subscribers``: the run's viewers beyond its own (``arena_tui.run.stream``).
+    ``subscribers``: the run's viewers beyond its own (``arena_tui.run.stream``); ``echo``:
+    a strategy's output also goes to stderr (off under a screen, which shows it).
 
     ``config.run_log``: ``full``, a self-contained run log (the market lines too), or
     ``thin`` (``arena backtest``'s default: the sources' hashes and the own inputs).
@@ -209,7 +210,13 @@ def build_backtest(
     out_dir = run_dir(config.out_path(), strategy, force=config.force)
     runs = config.replace(cache=config.cache and cache_enabled())
     bt = Backtest(
-        runs, chosen, entrants, run_dir=out_dir, subscribers=subscribers, exit_value=exit_value
+        runs,
+        chosen,
+        entrants,
+        run_dir=out_dir,
+        subscribers=subscribers,
+        exit_value=exit_value,
+        echo=echo,
     )
     write_config(config.kept(), out_dir)
     return bt, out_dir

@@ -104,6 +104,7 @@ def prepare_paper(
     backoff: Backoff | None = None,
     feed_cfg: dict[str, float] | None = None,
     subscribers: Sequence[Subscriber] = (),
+    echo: bool = True,
 ) -> tuple[Backtest, LiveFeed]:
     """The runner and the feed for ``config`` (a paper run: its ``live`` part, or the
     defaults); the season file is written beside the run log, the config into the run's
@@ -129,6 +130,7 @@ def prepare_paper(
         exit_value=exit_value,
         generator="arena paper",
         feed=ws_url,
+        echo=echo,
     )
     write_config(config.kept(), out_dir)
     cfg = FeedConfig(ws_url, coins, **(feed_cfg or {}))

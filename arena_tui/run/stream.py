@@ -13,15 +13,19 @@ protocols live here, apart from the loop, so a subscriber's module need not impo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from arena_tui.run.hooks import Said
 from arena_tui.run.parts import BacktestError, Entrant
 from engine import Engine, Line, Season
 from engine import events as ev
 
 if TYPE_CHECKING:
     from arena_tui.run.market import MarketView
+    from arena_tui.run.quotes import OrderNotes
+
+EventFn = Callable[[ev.AnyEvent], None]
 
 
 class Run(Protocol):
@@ -40,6 +44,11 @@ class Run(Protocol):
     @property
     def applying(self) -> dict[str, Any] | None:
         """The strategy input being applied (None: a line of the logs)."""
+        ...
+
+    @property
+    def notes(self) -> OrderNotes:
+        """The notes of the run's orders so far."""
         ...
 
     @property
@@ -69,6 +78,18 @@ class Binds(Protocol):
     def bind(self, run: Run) -> None: ...
 
 
+class Hears(Protocol):
+    """A subscriber that hears each event as it comes, before the hooks it causes run."""
+
+    def event(self, e: ev.AnyEvent) -> None: ...
+
+
+class Listens(Protocol):
+    """A subscriber that hears each line a strategy prints (``run.hooks.Said``)."""
+
+    def said(self, said: Said) -> None: ...
+
+
 class Gate(Protocol):
     """A lockstep run's gate (``arena_tui.host.lockstep.StepGate``): ``before(t_next)`` is
     called before each input is applied (a log line or a queued one, at ``t_next``) and
@@ -92,3 +113,44 @@ def bind_all(subscribers: Sequence[Subscriber], run: Run) -> None:
         bind = getattr(s, "bind", None)
         if bind is not None:
             bind(run)
+
+
+def event_ears(on_event: EventFn | None, subscribers: Sequence[Subscriber]) -> EventFn | None:
+    """One callable hearing every event: ``on_event`` then each subscriber's ``event``, in
+    order (None: nobody listens, and the runner calls nothing per event)."""
+    ears = [on_event] if on_event is not None else []
+    ears += [cast("Hears", s).event for s in subscribers if hasattr(s, "event")]
+    if len(ears) <= 1:
+        return ears[0] if ears else None
+
+    def hear(e: ev.AnyEvent) -> None:
+        for ear in ears:
+            ear(e)
+
+    return hear
+
+
+def said_ears(subscribers: Sequence[Subscriber]) -> Callable[[Said], None] | None:
+    """One callable hearing every printed line: each subscriber's ``said``, in order."""
+    ears = [cast("Listens", s).said for s in subscribers if hasattr(s, "said")]
+    if len(ears) <= 1:
+        return ears[0] if ears else None
+
+    def hear(said: Said) -> None:
+        for ear in ears:
+            ear(said)
+
+    return hear
+
+
+class OnEvent:
+    """A subscriber that only hears events, with ``fn`` (a test's or a tool's viewer)."""
+
+    def __init__(self, fn: EventFn) -> None:
+        self.fn = fn
+
+    def event(self, e: ev.AnyEvent) -> None:
+        self.fn(e)
+
+    def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None:
+        """Nothing per input: it hears events as they come."""

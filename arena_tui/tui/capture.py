@@ -10,14 +10,17 @@ and the market views the strategies see.
 from __future__ import annotations
 
 import itertools
-from collections import deque
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any
 
+from arena_tui.run.hooks import Said
 from arena_tui.run.replay import ranking_rows
+from arena_tui.run.stream import Run
 from arena_tui.tui.snapshot import (
     Coin,
     Entry,
     FillMark,
+    Happening,
     Leader,
     Order,
     Position,
@@ -25,7 +28,7 @@ from arena_tui.tui.snapshot import (
     Snapshot,
     Use,
 )
-from engine import PENDING, Account, AssetState, Engine
+from engine import PENDING, Account, AssetState, Engine, Line
 from engine import events as ev
 from engine.units import E8, E10, tdiv
 
@@ -37,6 +40,80 @@ BOOK_LEVELS = 20  # Hyperliquid's l2Book depth: the market tab shows as many as 
 LAST_PRINTS = 40
 MINUTES_KEPT = 1440  # a day of minute marks: the widest chart draws fewer
 FILLS_KEPT = 500  # an entry's most recent fills, for the market tab's chart
+# the events the Activity tab lists
+SHOWN = (ev.Fill, ev.Rejected, ev.CancelPending, ev.Closed, ev.Paused, ev.PerformanceFee)
+CLOSED_KEPT = 4096  # closed orders whose coin is remembered (a late cancel names them)
+
+
+class Capture:
+    """What arena-tui shows of a run, taken as it goes: a subscriber given to the run when
+    it is built (``run.stream``). It hears every event of the run's entries as it comes,
+    before its hooks (the Activity tab lists them in the order they happened, each with its
+    coin: a refused order's from the request being applied, ``Run.applying``), every line
+    a strategy prints, and keeps the charts' history; the screen's worker posts what it
+    gathered (``pending``) and the entries ``found`` trading (for "next fill")."""
+
+    def __init__(self) -> None:
+        self.run: Run | None = None
+        self.history: History | None = None
+        self.names: frozenset[str] = frozenset()
+        self.pending: list[Happening] = []  # not yet posted
+        self.found: list[str] = []  # entries with a fill or a refusal since last looked
+        self.funding: dict[tuple[str, int], int] = {}
+        self.order_asset: dict[int, int] = {}
+        self.closed_asset: OrderedDict[int, int] = OrderedDict()
+
+    def bind(self, run: Run) -> None:
+        self.run = run
+        self.names = frozenset(run.by_name)
+        self.history = History(run)
+
+    def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None:
+        """Nothing per input: events are heard as they come (``event``)."""
+
+    def said(self, said: Said) -> None:
+        self.pending.append(Happening(said, None))
+
+    def event(self, event: ev.AnyEvent) -> None:
+        if getattr(event, "entry", None) not in self.names:
+            return
+        run, history = self.run, self.history
+        assert run is not None and history is not None, "bound when the run is built"
+        history.event(event)
+        if isinstance(event, ev.Accepted):
+            self.order_asset[event.oid] = event.asset
+        elif isinstance(event, ev.FundingPaid):
+            key = (event.entry, event.asset)
+            self.funding[key] = self.funding.get(key, 0) + event.payment
+        if not isinstance(event, SHOWN):
+            return
+        asset = getattr(event, "asset", None)
+        if asset is None and isinstance(event, ev.Closed):
+            asset = self.order_asset.pop(event.oid, None)  # the order has left: forget it
+            if asset is not None:
+                self.closed_asset[event.oid] = asset
+                if len(self.closed_asset) > CLOSED_KEPT:
+                    self.closed_asset.popitem(last=False)
+        elif isinstance(event, ev.Rejected) and event.request == "order":
+            asset = self._refused_asset(run, event)
+        elif asset is None:
+            oid = getattr(event, "oid", -1)
+            asset = self.order_asset.get(oid, self.closed_asset.get(oid))
+        state = None if asset is None else run.engine.asset_state(asset)
+        coin = None if state is None else state.coin
+        note = run.notes.of(event) if type(event) is ev.Fill else None
+        self.pending.append(Happening(event, coin, note))
+        if isinstance(event, ev.Fill | ev.Rejected):
+            self.found.append(event.entry)
+
+    @staticmethod
+    def _refused_asset(run: Run, event: ev.Rejected) -> int | None:
+        """The asset of the order the engine just refused: the request being applied."""
+        msg = run.applying
+        if msg is None or msg.get("type") != "order" or msg.get("entry") != event.entry:
+            return None
+        asset = msg.get("asset")
+        return asset if type(asset) is int else None
 
 
 class History:
@@ -44,7 +121,7 @@ class History:
     thread, from ``on_event``): each entry's cap used and open orders at its minute marks
     and its recent fills, each coin's book mid at each minute. Bounded: the last day."""
 
-    def __init__(self, bt: Backtest) -> None:
+    def __init__(self, bt: Run) -> None:
         self.bt = bt
         self.uses: dict[str, deque[Use]] = {e.name: deque(maxlen=MINUTES_KEPT) for e in bt.entrants}
         self.fills: dict[str, deque[FillMark]] = {

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,28 +39,23 @@ from arena_tui.report.verdict import Judging
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.build import build_backtest
 from arena_tui.run.config import RunConfig
-from arena_tui.run.hooks import Said
 from arena_tui.run.parts import BacktestResult
 from arena_tui.run.twins import TWINS
 from arena_tui.season.file import SeasonError
-from arena_tui.tui.capture import History, take
+from arena_tui.tui.capture import Capture, take
 from arena_tui.tui.judge import Reporter
 from arena_tui.tui.messages import Happened, Outcome, RunEnded, SnapshotPosted
 from arena_tui.tui.playback import Playback
-from arena_tui.tui.snapshot import Happening
 from arena_tui.util.errors import KNOWN
-from engine import events as ev
 
 if TYPE_CHECKING:
     from arena_tui.run.live import LiveFeed
 
 INTERVAL_S = 0.1  # snapshots at most this often while the run plays at a speed
 FLAT_OUT_S = 0.25  # and at max speed, where drawing would slow the engine (one GIL)
-SHOWN = (ev.Fill, ev.Rejected, ev.CancelPending, ev.Closed, ev.Paused, ev.PerformanceFee)
 Post = Callable[[Message], object]
 Pace = Callable[[int], bool]
 Runner = Callable[[Pace], BacktestResult]  # one pass of a prepared run, paced
-CLOSED_KEPT = 4096  # closed orders whose coin is remembered (a late cancel names them)
 
 
 def watched_run(
@@ -112,7 +106,8 @@ def prepare(config: RunConfig) -> tuple[Backtest, list[str]]:
         raise SeasonError("choose at least one recording")
     bt, _ = build_backtest(
         config.replace(cache=False),
-        subscribers=(Collector(),),  # the run data report.html is drawn from, if judged
+        subscribers=(Collector(), Capture()),  # report.html's run data, if judged; the screen's
+        echo=False,  # the terminal is Textual's: what a strategy prints goes to the Activity tab
     )
     return bt, paths
 
@@ -122,8 +117,18 @@ def _collector(bt: Backtest) -> Collector | None:
     return next((s for s in bt.subscribers if isinstance(s, Collector)), None)
 
 
+def capture_of(bt: Backtest) -> Capture:
+    """The capture a watched run was built with (``prepare``, ``of_paper``, or the command
+    that handed it over: ``arena backtest --tui``)."""
+    for s in bt.subscribers:
+        if isinstance(s, Capture):
+            return s
+    raise AssertionError("a watched run is built with a tui.capture.Capture subscriber")
+
+
 class _Watch:
-    """The hooks of one run (worker thread only)."""
+    """The pace of one run and what it posts (worker thread only); what it shows is taken
+    by the run's :class:`~arena_tui.tui.capture.Capture` as the run goes."""
 
     def __init__(
         self, bt: Backtest, playback: Playback, post: Post, clock: Callable[[], float]
@@ -132,66 +137,23 @@ class _Watch:
         self.playback = playback
         self.post = post
         self.clock = clock
-        self.names = frozenset(bt.by_name)
+        self.capture = capture_of(bt)
         self.applied = 0
         self.seq = 0
-        self.pending: list[Happening] = []
-        self.funding: dict[tuple[str, int], int] = {}
-        self.order_asset: dict[int, int] = {}
-        self.closed_asset: OrderedDict[int, int] = OrderedDict()
         self.next_post = 0.0
         self.shown_waiting: tuple[int, int] | None = None  # (inputs, seq) last shown paused
-        self.history = History(bt)  # the charts over time: uses of the limits, mids, fills
-        self.chained = bt.on_event
-        bt.on_event = self.on_event
         playback.on_wait = self.on_wait
-        bt.guard.echo = False  # the terminal is Textual's: what a strategy prints goes to
-        bt.guard.on_said = self.on_said  # the Activity tab (and to <entry>.log)
 
-    def on_said(self, said: Said) -> None:
-        self.pending.append(Happening(said, None))
-
-    def on_event(self, event: ev.AnyEvent) -> None:
-        if self.chained is not None:
-            self.chained(event)
-        if getattr(event, "entry", None) not in self.names:
-            return
-        self.history.event(event)
-        if isinstance(event, ev.Accepted):
-            self.order_asset[event.oid] = event.asset
-        elif isinstance(event, ev.FundingPaid):
-            key = (event.entry, event.asset)
-            self.funding[key] = self.funding.get(key, 0) + event.payment
-        if not isinstance(event, SHOWN):
-            return
-        asset = getattr(event, "asset", None)
-        if asset is None and isinstance(event, ev.Closed):
-            asset = self.order_asset.pop(event.oid, None)  # the order has left: forget it
-            if asset is not None:
-                self.closed_asset[event.oid] = asset
-                if len(self.closed_asset) > CLOSED_KEPT:
-                    self.closed_asset.popitem(last=False)
-        elif isinstance(event, ev.Rejected) and event.request == "order":
-            asset = self._refused_asset(event)
-        elif asset is None:
-            oid = getattr(event, "oid", -1)
-            asset = self.order_asset.get(oid, self.closed_asset.get(oid))
-        state = None if asset is None else self.bt.engine.asset_state(asset)
-        coin = None if state is None else state.coin
-        note = self.bt.notes.of(event) if type(event) is ev.Fill else None
-        self.pending.append(Happening(event, coin, note))
-        if isinstance(event, ev.Fill | ev.Rejected):
-            self.playback.found(event.entry)
-
-    def _refused_asset(self, event: ev.Rejected) -> int | None:
-        """The asset of the order the engine just refused: the request being applied."""
-        msg = self.bt.applying
-        if msg is None or msg.get("type") != "order" or msg.get("entry") != event.entry:
-            return None
-        asset = msg.get("asset")
-        return asset if type(asset) is int else None
+    def _found(self) -> None:
+        """Tell the playback which entries traded since it last looked ("next fill")."""
+        found = self.capture.found
+        for entry in found:
+            self.playback.found(entry)
+        found.clear()
 
     def pace(self, t: int) -> bool:
+        if self.capture.found:
+            self._found()
         if self.clock() >= self.next_post:
             self.show(waiting=False)
         if not self.playback.pace(t):
@@ -208,17 +170,18 @@ class _Watch:
             self.show(waiting=False)
 
     def show(self, *, waiting: bool) -> None:
-        if self.pending:
-            self.post(Happened(tuple(self.pending)))
-            self.pending = []
+        capture = self.capture
+        if capture.pending:
+            self.post(Happened(tuple(capture.pending)))
+            capture.pending = []
         self.seq += 1
         snap = take(
             self.bt,
             seq=self.seq,
             inputs=self.applied,
             waiting=waiting,
-            funding=self.funding,
-            history=self.history,
+            funding=capture.funding,
+            history=capture.history,
         )
         self.post(SnapshotPosted(snap))
         state = self.playback.state()
@@ -233,6 +196,8 @@ class _LiveWatch(_Watch):
 
     def pace(self, t: int) -> bool:
         playback = self.playback
+        if self.capture.found:
+            self._found()
         if playback.stopped:
             return False
         if playback.paused:
@@ -318,7 +283,7 @@ class BacktestSource:
         from arena_tui.run.paper import prepare_paper
 
         def make() -> tuple[Backtest, Runner]:
-            bt, feed = prepare_paper(config, subscribers=(Collector(),))
+            bt, feed = prepare_paper(config, subscribers=(Collector(), Capture()), echo=False)
             source.feed = feed
             # the run log is the recording of the feed: the twins trade on it (arena paper)
             logged = () if bt.log.path is None else (str(bt.log.path),)

@@ -14,6 +14,7 @@ from arena_tui.season.file import SeasonError, load_season, season_doc
 from arena_tui.season.new import check_args, new_season, parse_time, write_season
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
+from engine.units import MINUTE_MS
 
 app = typer.Typer(help="Season files: a season's window, markets and rules.", no_args_is_help=True)
 
@@ -33,7 +34,7 @@ def show(
         doc = {**season_doc(s), "rules_sha256": s.rules_sha256}
         typer.echo(dumps(doc))
         return
-    minutes = (s.end - s.start) // 60_000
+    minutes = (s.end - s.start) // MINUTE_MS
     typer.echo(
         f"season {s.id}\n  window  {utc(s.start)} -> {utc(s.end)}  "
         f"({s.start} -> {s.end} ms, {minutes:,} minute marks)"
@@ -113,6 +114,6 @@ def new(
     markets = ", ".join(f"{m.coin} (asset {m.asset}, szDecimals {m.szDecimals})" for m in s.markets)
     typer.echo(
         f"wrote {path}: season {s.id}, {utc(s.start)} -> {utc(s.end)}, "
-        f"{(s.end - s.start) // 60_000:,} minute marks; {markets}"
+        f"{(s.end - s.start) // MINUTE_MS:,} minute marks; {markets}"
     )
     typer.echo(f"rules_sha256 {s.rules_sha256}")

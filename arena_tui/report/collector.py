@@ -37,9 +37,7 @@ from engine import Engine, Line
 from engine import events as ev
 from engine.inputs import Order
 from engine.inputs import Trades as TradesMsg
-from engine.units import parse_e8, tdiv
-
-MINUTE_MS = 60_000
+from engine.units import MINUTE_MS, parse_e8, tdiv
 
 
 class Collector:

@@ -17,11 +17,12 @@ from arena_tui.tui.app import make_app
 from arena_tui.tui.playback import Playback
 from arena_tui.tui.screens.run import RunScreen
 from arena_tui.tui.source import BacktestSource, watched_run
+from engine.units import HOUR_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
 STRATEGY = ROOT / "strategies" / "maker.py"
-PAUSE_AT = 1_796_083_200_000 + 3 * 3_600_000  # 2026-12-01 03:00 UTC
+PAUSE_AT = 1_796_083_200_000 + 3 * HOUR_MS  # 2026-12-01 03:00 UTC
 SIZE = (100, 30)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.logs.thinlog import open_logs
-from arena_tui.report.collector import MINUTE_MS, Collector
+from arena_tui.report.collector import Collector
 from arena_tui.report.runmodel import (
     FORMAT,
     CoinInfo,
@@ -41,6 +41,7 @@ from arena_tui.run.stats import exit_value
 from arena_tui.season.file import resolve_season
 from arena_tui.util.errors import ArenaError
 from engine import Engine, MalformedInput, Season
+from engine.units import MINUTE_MS
 
 __all__ = [
     "FORMAT",

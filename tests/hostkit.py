@@ -31,7 +31,7 @@ from arena_tui.logs.logcheck import check_line
 from arena_tui.record.feed import wall_ms
 from arena_tui.run.replay import replay
 from arena_tui.season.file import load_season
-from engine.season import MINUTE_MS
+from engine.units import E8, MINUTE_MS
 from tests import build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,6 @@ MARKETS = [
     {"coin": "ETH", "asset": 1, "szDecimals": 4},
 ]
 FAST = {"activation_delay_ms": 200}
-E8 = 10**8
 
 
 def season_file(path: Path, *, minutes: int = 30, markets: Any = None, **rules: int) -> Path:

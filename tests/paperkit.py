@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.record.feed import wall_ms
-from engine.season import MINUTE_MS
+from engine.units import MINUTE_MS
 
 MARKETS = [{"coin": "BTC", "asset": 0, "szDecimals": 5}]
 TEST_RULES = {"mark_interval_ms": 1000, "activation_delay_ms": 200}
@@ -23,7 +23,7 @@ TEST_RULES = {"mark_interval_ms": 1000, "activation_delay_ms": 200}
 TAKER = """
 from arena_tui.strategy import GTC, IOC, Context, Strategy
 
-E8 = 10**8
+
 
 
 class Taker(Strategy):

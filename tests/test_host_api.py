@@ -17,9 +17,9 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from engine.units import E8
 from tests import build
 from tests.hostkit import (
-    E8,
     FakeClock,
     arena_rows,
     btc_book,

@@ -19,8 +19,9 @@ from arena_tui.host.register import register
 from arena_tui.host.server import Host
 from arena_tui.logs.logfile import LogReader
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
+from engine.units import E8
 from tests.fakehl import FakeHL
-from tests.hostkit import E8, log_rows, order, season_file, wait_until
+from tests.hostkit import log_rows, order, season_file, wait_until
 
 
 def test_live_market_data_is_logged_verbatim_and_trades_fill_on_it(tmp_path: Path) -> None:

@@ -30,9 +30,9 @@ from arena_tui.record.feed import wall_ms
 from arena_tui.season.file import load_season
 from engine import Engine
 from engine import events as ev
-from engine.units import parse_e8
+from engine.units import E8, parse_e8
 from tests import build
-from tests.hostkit import E8, arena_rows, hosted, log_rows, order, wait_until
+from tests.hostkit import arena_rows, hosted, log_rows, order, wait_until
 
 NDJSON = "application/x-ndjson"
 

@@ -23,7 +23,7 @@ TEST_RULES = {"mark_interval_ms": 1000, "activation_delay_ms": 200}
 TAKER = """
 from arena_tui.strategy import GTC, IOC, Context, Strategy
 
-
+E8 = 10**8
 
 
 class Taker(Strategy):

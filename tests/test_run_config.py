@@ -107,6 +107,35 @@ def test_a_backtest_repeated_from_its_config_is_the_same_to_the_byte(tmp_path: P
     assert read_config(again) == config
 
 
+def test_a_config_names_the_strategy_that_ran_so_it_repeats_from_anywhere(
+    tmp_path: Path,
+) -> None:
+    """A strategy given by a path relative to the builder's directory is kept as the file
+    loaded: repeated from another directory, the same file runs (not a missing one, nor
+    another file of the same relative name there)."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    (elsewhere / "strategies").mkdir(parents=True)
+    (home / "strategies").mkdir(parents=True)
+    (home / "strategies" / "mine.py").write_bytes(MOMENTUM.read_bytes())
+    # the same relative name, another strategy: what a relative path would pick up
+    (elsewhere / "strategies" / "mine.py").write_text(
+        "from arena_tui.strategy import Strategy\n\nclass Idle(Strategy):\n    pass\n"
+    )
+    args = ["strategies/mine.py", str(SAMPLE), "--twins", "0", "--json"]
+    first = arena_here("backtest", *args, "--out", str(home / "run"), cwd=home)
+    assert first.returncode == 0, first.stderr
+    ran = str((home / "strategies" / "mine.py").resolve())
+    assert read_config(home / "run").strategy == ran
+    again = arena_here(
+        "backtest", "--config", str(home / "run"), "--out", "again", "--json", cwd=elsewhere
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+    assert (elsewhere / "again" / "report.json").read_bytes() == (
+        home / "run" / "report.json"
+    ).read_bytes()
+
+
 def test_options_beside_config_replace_its_values(tmp_path: Path) -> None:
     first = tmp_path / "first"
     backtest(str(MOMENTUM), str(SAMPLE), "--twins", "0", "--out", str(first))

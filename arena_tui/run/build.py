@@ -106,6 +106,19 @@ def entrants_for(
     return entrants
 
 
+def kept(config: RunConfig, entrants: Sequence[Entrant]) -> RunConfig:
+    """The config a run writes into its directory (``RunConfig.kept``), its strategy named
+    by the file that was loaded (absolute, arena's own copy when the given path fell back
+    to it; ``FILE:NAME`` kept), so ``--config`` repeats it from any directory."""
+    out = config.kept()
+    if config.strategy is None or not entrants:
+        return out
+    given, name = parse_entry(config.strategy)
+    loaded = entrants[0].path  # the strategy is always the first entrant
+    text = str(loaded) if config.strategy == str(given) else f"{loaded}:{name}"
+    return out.replace(strategy=text)
+
+
 def missing_strategy(path: Path, *, vs: bool = False) -> StrategyError:
     """``PATH: no such strategy file``, with what it may have meant: ``--vs baselines``
     (for a ``--vs`` word close to it), a file of a close name beside where it was looked
@@ -218,5 +231,5 @@ def build_backtest(
         exit_value=exit_value,
         echo=echo,
     )
-    write_config(config.kept(), out_dir)
+    write_config(kept(config, entrants), out_dir)
     return bt, out_dir

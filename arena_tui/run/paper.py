@@ -22,7 +22,7 @@ from websockets.uri import parse_uri
 from arena_tui.logs.meta import MetaError, get_markets, select
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.run.backtest import Backtest
-from arena_tui.run.build import entrants_for, run_dir
+from arena_tui.run.build import entrants_for, kept, run_dir
 from arena_tui.run.config import LiveConfig, RunConfig, write_config
 from arena_tui.run.live import LiveFeed
 from arena_tui.run.stats import exit_value
@@ -132,6 +132,6 @@ def prepare_paper(
         feed=ws_url,
         echo=echo,
     )
-    write_config(config.kept(), out_dir)
+    write_config(kept(config, entrants), out_dir)
     cfg = FeedConfig(ws_url, coins, **(feed_cfg or {}))
     return bt, LiveFeed(cfg, backoff=backoff, clock=clock)

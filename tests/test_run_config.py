@@ -121,11 +121,15 @@ def test_a_config_names_the_strategy_that_ran_so_it_repeats_from_anywhere(
     (elsewhere / "strategies" / "mine.py").write_text(
         "from arena_tui.strategy import Strategy\n\nclass Idle(Strategy):\n    pass\n"
     )
-    args = ["strategies/mine.py", str(SAMPLE), "--twins", "0", "--json"]
+    (home / "strategies" / "rival.py").write_bytes(MOMENTUM.read_bytes())
+    args = ["strategies/mine.py", str(SAMPLE), "--vs", "baselines,strategies/rival.py:rival"]
+    args += ["--twins", "0", "--json"]
     first = arena_here("backtest", *args, "--out", str(home / "run"), cwd=home)
     assert first.returncode == 0, first.stderr
     ran = str((home / "strategies" / "mine.py").resolve())
     assert read_config(home / "run").strategy == ran
+    rival = (home / "strategies" / "rival.py").resolve()
+    assert read_config(home / "run").vs == f"baselines,{rival}:rival"
     again = arena_here(
         "backtest", "--config", str(home / "run"), "--out", "again", "--json", cwd=elsewhere
     )

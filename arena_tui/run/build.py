@@ -116,7 +116,21 @@ def kept(config: RunConfig, entrants: Sequence[Entrant]) -> RunConfig:
     given, name = parse_entry(config.strategy)
     loaded = entrants[0].path  # the strategy is always the first entrant
     text = str(loaded) if config.strategy == str(given) else f"{loaded}:{name}"
-    return out.replace(strategy=text)
+    return out.replace(strategy=text, vs=None if config.vs is None else _kept_vs(config.vs))
+
+
+def _kept_vs(vs: str) -> str:
+    """``--vs`` with each file made absolute as it was found (``baselines`` as is)."""
+    parts = []
+    for part in vs.split(","):
+        word = part.strip()
+        if word and word != "baselines":
+            path, name = parse_entry(word)
+            found = shipped(path) or path
+            if found.is_file():
+                word = str(found.resolve()) if word == str(path) else f"{found.resolve()}:{name}"
+        parts.append(word)
+    return ",".join(parts)
 
 
 def missing_strategy(path: Path, *, vs: bool = False) -> StrategyError:

@@ -61,6 +61,7 @@ def open_page(browser: Any, url: str, *, bypass_csp: bool = False) -> Any:
     pg.messages = messages = []
     pg.requests = requests = []
     pg.scores = scores = []
+    pg.scores_urls = scores_urls = []
     pg.on(
         "console",
         lambda m: messages.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else 0,
@@ -71,6 +72,7 @@ def open_page(browser: Any, url: str, *, bypass_csp: bool = False) -> Any:
         if route.request.url.startswith(url + "/v1/scores"):
             answer = route.fetch()
             scores.append(answer.json())
+            scores_urls.append(route.request.url)
             route.fulfill(response=answer)
         elif route.request.url.startswith(url):
             route.continue_()
@@ -128,7 +130,7 @@ def test_the_page_shows_the_served_rows_and_follows_new_marks_and_fills(
             assert pg.inner_text("#rules") == season["rules_sha256"]
             # the rows are exactly those of an answer the page was served, in its order
             shown = shown_rows(pg)
-            assert shown in [latest_day(doc) for doc in pg.scores]
+            assert shown in [latest_day(doc) for doc in pg.scores if doc["rows"]]
             assert [r["rank"] for r in shown] == [1, 2]
             # a new mark: a new row is served, and the page shows it without a reload
             t0 = shown[0]["t"]
@@ -140,7 +142,8 @@ def test_the_page_shows_the_served_rows_and_follows_new_marks_and_fills(
             )
             later = shown_rows(pg)
             assert later[0]["t"] > t0
-            assert later in [latest_day(doc) for doc in pg.scores]
+            assert later in [latest_day(doc) for doc in pg.scores if doc["rows"]]
+            assert all(s.startswith(h.url + "/v1/scores?day=") for s in pg.scores_urls[1:])
             # a fill: it comes into the fills table with its quote and note
             taker = alice.post("/v1/orders", json={**order(px=100_010, tif=3), "note": "go"})
             assert taker.status_code == 200

@@ -6,7 +6,7 @@
   const C = JSON.parse(document.getElementById("season-data").textContent);
   const $ = (id) => document.getElementById(id);
   const coins = new Map(C.markets.map((m) => [m.asset, m.coin]));
-  const state = { picked: null, fills: [], lastFillT: 0, fillsOf: null, seen: new Set() };
+  const state = { lastDay: null, picked: null, fills: [], lastFillT: 0, fillsOf: null, seen: new Set() };
 
   function cell(text, cls) {
     const td = document.createElement("td");
@@ -83,6 +83,20 @@
       out.push(tr);
     }
     body.replaceChildren(...out);
+  }
+
+  // The latest day's rows, read one day at a time (a season's days all together are
+  // hundreds of KB): the server's day, else the last day seen with rows, else (the first
+  // read, or no row yet) every day, whose latest the table shows.
+  async function latestScores(now) {
+    const today = Math.floor(now / 86400000);
+    let doc = await json("/v1/scores?day=" + today);
+    if (!doc.rows.length && state.lastDay !== null && state.lastDay !== today) {
+      doc = await json("/v1/scores?day=" + state.lastDay);
+    }
+    if (!doc.rows.length) doc = await json("/v1/scores");
+    for (const r of doc.rows) if (state.lastDay === null || r.day > state.lastDay) state.lastDay = r.day;
+    return doc;
   }
 
   function pick(name) {
@@ -240,11 +254,9 @@
 
   async function poll() {
     try {
-      const [season, sc, ents] = await Promise.all([
-        json("/v1/season"), json("/v1/scores"), json("/v1/entries"),
-      ]);
+      const [season, ents] = await Promise.all([json("/v1/season"), json("/v1/entries")]);
       header(season);
-      scores(sc);
+      scores(await latestScores(season.t));
       await entries(ents);
       await feed(season.t);
       $("error").hidden = true;

@@ -27,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from arena_tui.host import answers, logserve
 from arena_tui.host import schemas as s
 from arena_tui.host.openapi import document
+from arena_tui.host.page import Page
 from arena_tui.host.ratelimit import MovingWindow, retry_after_s
 from arena_tui.host.session import LogWriteError, Session
 from arena_tui.host.views import Subscriber
@@ -88,6 +89,7 @@ class Api:
         self.clock = clock
         self.openapi = s.ENCODE(document())
         self._scores: tuple[tuple[int, int, int | None], bytes] | None = None
+        self.page = Page(session.season)  # the season page, rendered once
 
     def paths(self) -> dict[str, dict[str, Endpoint]]:
         """Each path's endpoints by method (a GET also answers HEAD)."""
@@ -106,6 +108,7 @@ class Api:
             "/v1/entries/{entry}/equity": {"GET": public(self.get_entry_equity)},
             "/v1/entries/{entry}/fills": {"GET": public(self.get_entry_fills)},
             "/openapi.json": {"GET": self.get_openapi},
+            "/": {"GET": self.page.get},
             "/v1/stream": {"GET": authed(self.stream_over_http)},
         }
 

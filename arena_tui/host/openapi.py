@@ -204,6 +204,7 @@ def document() -> dict[str, Any]:
                 "Fills",
             )
         },
+        "/": {"get": _page()},
     }
     return {
         "openapi": "3.1.0",
@@ -217,6 +218,19 @@ def document() -> dict[str, Any]:
             "schemas": components(),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
+    }
+
+
+def _page() -> dict[str, Any]:
+    text = (
+        "A self-contained HTML page (no external assets) showing what the public endpoints "
+        "serve, updated by reading them every 2 s: docs/api.md, The season page."
+    )
+    html = {"text/html": {"schema": {"type": "string"}}}
+    return {
+        "summary": "The season page (public)",
+        "description": text,
+        "responses": {"200": {"description": "The page", "content": html}},
     }
 
 

@@ -437,7 +437,7 @@ def test_every_405_lists_every_method_of_its_path(tmp_path: Path) -> None:
                 assert r.headers["allow"] == ", ".join(sorted(allow)), (method, path)
                 if method != "HEAD":
                     assert r.json()["error"] == "MethodNotAllowed"
-        assert len(served) == 15  # (tests/test_host_fuzz.py: the document names every route)
+        assert len(served) == 17  # (tests/test_host_fuzz.py: the document names every route)
 
 
 # ---- the stream ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from arena_tui.host import answers, logserve
+from arena_tui.host import answers, logserve, metrics
 from arena_tui.host import schemas as s
 from arena_tui.host.openapi import document
 from arena_tui.host.page import Page
@@ -87,14 +87,18 @@ class Api:
         self.limiter = limiter
         self.body_max = body_max
         self.clock = clock
-        self.openapi = s.ENCODE(document())
+        # the operator's dials: a hosted session's (a lockstep run, a backtest, has none)
+        self.dials = session.dials if isinstance(session, Session) else None
+        if self.dials is not None:
+            self.dials.watch(session, clock)
+        self.openapi = s.ENCODE(document(dials=self.dials is not None))
         self._scores: tuple[tuple[int, int, int | None], bytes] | None = None
         self.page = Page(session.season)  # the season page, rendered once
 
     def paths(self) -> dict[str, dict[str, Endpoint]]:
         """Each path's endpoints by method (a GET also answers HEAD)."""
         authed, public = self._authed, self._public
-        return {
+        paths: dict[str, dict[str, Endpoint]] = {
             "/v1/orders": {"GET": authed(self.get_orders), "POST": authed(self.post_order)},
             "/v1/cancel": {"POST": authed(self.post_cancel)},
             "/v1/fills": {"GET": authed(self.get_fills)},
@@ -111,12 +115,18 @@ class Api:
             "/": {"GET": self.page.get},
             "/v1/stream": {"GET": authed(self.stream_over_http)},
         }
+        if self.dials is not None:
+            paths["/healthz"] = {"GET": self.get_healthz}
+            paths["/metrics"] = {"GET": self.get_metrics}
+        return paths
 
     def app(self) -> Starlette:
         # One route per path, whatever its methods: Starlette answers a method no route of
         # a path takes with the first partly matching route's Allow, so two routes for
         # /v1/orders made OPTIONS /v1/orders say "Allow: POST" (GET missing).
-        routes: list[BaseRoute] = [_route(p, by_method) for p, by_method in self.paths().items()]
+        routes: list[BaseRoute] = [
+            _route(p, by_method, self.dials) for p, by_method in self.paths().items()
+        ]
         routes.append(WebSocketRoute("/v1/stream", self.stream))
         handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _server_error}
         return Starlette(routes=routes, exception_handlers=handlers)
@@ -193,6 +203,9 @@ class Api:
         if note is not None:  # (never read by the engine: the rules and scores ignore it)
             doc["note"] = note
         result = _own(await self.session.submit(doc), entry)
+        if self.dials is not None:
+            accepted = isinstance(result, ev.Accepted)
+            self.dials.outcome("order", None if accepted else _reason(result))
         if isinstance(result, ev.Accepted):
             cloid = format_cloid(result.cloid)
             return answer(w.OrderAccepted(result.oid, cloid, result.t, result.activates_at))
@@ -213,6 +226,9 @@ class Api:
         if c.cloid is not None:
             doc["cloid"] = c.cloid
         result = _own(await self.session.submit(doc), entry)
+        if self.dials is not None:
+            pending = isinstance(result, ev.CancelPending)
+            self.dials.outcome("cancel", None if pending else _reason(result))
         if isinstance(result, ev.CancelPending):
             return answer(w.CancelAccepted(result.oid, result.t, result.effective_at))
         return _rejected(result)
@@ -296,6 +312,18 @@ class Api:
     async def get_openapi(self, request: Request) -> Response:
         return answer(self.openapi)
 
+    # ---- the operator's dials (arena_tui.host.metrics) ---------------------------------
+
+    async def get_healthz(self, request: Request) -> Response:
+        ok = self.session.taking_orders
+        body = {"ok": ok, "season": self.session.season.id, "over": self.engine.over}
+        return answer(body, 200 if ok else 503, {"Cache-Control": "no-store"})
+
+    async def get_metrics(self, request: Request) -> Response:
+        assert self.dials is not None
+        headers = {"Cache-Control": "no-store"}
+        return Response(self.dials.scrape(), headers=headers, media_type=metrics.CONTENT_TYPE)
+
     # ---- the stream --------------------------------------------------------------------
 
     async def stream_over_http(self, request: Request, entry: str) -> Response:
@@ -359,12 +387,25 @@ async def send_stream(ws: WebSocket, sub: Subscriber, end: bytes | None = None) 
         await ws.send_text(message.decode("utf-8"))
 
 
-def _route(path: str, by_method: dict[str, Endpoint]) -> Route:
-    """The one route of ``path``: each method to its endpoint (HEAD to GET's); others 405."""
+def _route(path: str, by_method: dict[str, Endpoint], dials: metrics.Dials | None) -> Route:
+    """The one route of ``path``: each method to its endpoint (HEAD to GET's); others 405.
+    Each answer's time is observed in ``dials`` (if any) by route and method."""
+    if dials is None:
+
+        async def plain(request: Request) -> Response:
+            method = "GET" if request.method == "HEAD" else request.method
+            return await by_method[method](request)
+
+        return Route(path, plain, methods=list(by_method))
+    observe = {m: dials.timed(path, m) for m in by_method}
 
     async def endpoint(request: Request) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
-        return await by_method[method](request)
+        started = metrics.now_s()
+        try:
+            return await by_method[method](request)
+        finally:
+            observe[method](metrics.now_s() - started)
 
     return Route(path, endpoint, methods=list(by_method))
 
@@ -391,6 +432,11 @@ def _own(events: list[ev.AnyEvent], entry: str) -> ev.AnyEvent:
         if isinstance(e, ev.Accepted | ev.CancelPending | ev.Rejected) and e.entry == entry:
             return e
     raise AssertionError("an input of a registered entry always gets an answer")
+
+
+def _reason(e: ev.AnyEvent) -> str:
+    assert isinstance(e, ev.Rejected)
+    return str(e.reason)
 
 
 def _rejected(e: ev.AnyEvent) -> Response:

@@ -96,7 +96,9 @@ def _named_by(field: str, kind: str) -> dict[str, Any]:
     return {"required": [field], "properties": props}
 
 
-def document() -> dict[str, Any]:
+def document(*, dials: bool = False) -> dict[str, Any]:
+    """The document; ``dials``: with ``/healthz`` and ``/metrics`` (the hosted season's,
+    not a lockstep run's)."""
     authed = {"security": SECURED}
     paths: dict[str, Any] = {
         "/v1/orders": {
@@ -206,6 +208,8 @@ def document() -> dict[str, Any]:
         },
         "/": {"get": _page()},
     }
+    if dials:
+        paths |= {"/healthz": {"get": _healthz()}, "/metrics": {"get": _metrics()}}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -342,5 +346,38 @@ def _stream() -> dict[str, Any]:
             "101": {"description": "Switching to the WebSocket protocol"},
             **_errors("400", "401", "429"),
             "426": _json("Error", "A plain HTTP request: open it as a WebSocket"),
+        },
+    }
+
+
+def _healthz() -> dict[str, Any]:
+    body = {
+        "type": "object",
+        "required": ["ok", "season", "over"],
+        "properties": {
+            "ok": {"type": "boolean"},
+            "season": {"type": "string"},
+            "over": {"type": "boolean"},
+        },
+    }
+    content = {"application/json": {"schema": body}}
+    return {
+        "summary": "Can the host take orders? For a load balancer (public)",
+        "description": "200 while the log is open and no write of it has failed; 503 once "
+        "one has (the host is stopping). over: the season's window has ended.",
+        "responses": {
+            "200": {"description": "Taking orders", "content": content},
+            "503": {"description": "Not taking orders", "content": content},
+        },
+    }
+
+
+def _metrics() -> dict[str, Any]:
+    text = "text/plain; version=0.0.4; charset=utf-8"
+    return {
+        "summary": "The operator's dials, in Prometheus' text format (public)",
+        "description": "docs/operating.md#metrics lists the series.",
+        "responses": {
+            "200": {"description": "The metrics", "content": {text: {"schema": {"type": "string"}}}}
         },
     }

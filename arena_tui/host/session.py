@@ -26,6 +26,7 @@ from typing import IO, Any
 
 import msgspec
 
+from arena_tui.host.metrics import Dials, now_s
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
 from arena_tui.logs.logfile import LogReader
@@ -33,7 +34,7 @@ from arena_tui.logs.writer import LogWriter
 from arena_tui.util.human import Progress
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
-from engine.inputs import Cancel, Order, tick
+from engine.inputs import Cancel, Gap, Order, tick
 
 MAX_BATCH = 1024
 FeedItem = tuple[int, bytes, Line]  # (t, the line's bytes after '{"t":N,', the line)
@@ -96,6 +97,7 @@ class Session:
         # bytes of the log that are whole lines written and fsynced: what GET /v1/log serves
         self.durable_size = 0
         self.failure: BaseException | None = None
+        self.dials = Dials()  # (this session's own metrics registry: GET /metrics)
         self._f: IO[bytes] | None = None
         self._queue: asyncio.Queue[Item] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -171,6 +173,8 @@ class Session:
             raw = b'{"t":%d,' % t + body
             if line.t != t:
                 line = msgspec.structs.replace(line, t=t)
+            if type(line.arena) is Gap:
+                self._gap(line.arena)
         self.last_t = t
         return raw, line
 
@@ -188,7 +192,9 @@ class Session:
             f.write(data)
             f.flush()
             if self.fsync:
+                started = now_s()
                 await asyncio.to_thread(os.fsync, f.fileno())
+                self.dials.fsync.observe(now_s() - started)
         except OSError as exc:
             raise LogWriteError(f"{self.log}: cannot write the log: {exc}") from None
         self.durable_size += len(data)
@@ -202,6 +208,16 @@ class Session:
                 item.future.set_result(events)
         if views.changed:
             self.store.put(views.take_changed())
+
+    def _gap(self, gap: Gap) -> None:
+        self.dials.gaps.labels(gap.reason or "unknown").inc()
+        self.dials.gap_seconds.inc(max(0, gap.to - gap.from_) / 1000)
+
+    @property
+    def taking_orders(self) -> bool:
+        """The log is open for appending and no write of it has failed (GET /healthz)."""
+        f = self._f
+        return self.failure is None and f is not None and not f.closed
 
     def _fail_pending(self, queue: asyncio.Queue[Item]) -> None:
         while not queue.empty():

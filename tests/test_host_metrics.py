@@ -8,14 +8,20 @@ health are what the host did; ``/healthz`` is 503 once the log cannot be written
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from pathlib import Path
+from typing import Any
 
 import httpx
+import typer
 from prometheus_client.parser import text_string_to_metric_families
 
+from arena_tui.cli import app
 from arena_tui.host.metrics import Dials
 from arena_tui.host.session import LogWriteError
-from tests.hostkit import hosted, order, wait_until
+from tests.hostkit import ROOT, hosted, order, wait_until
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -132,3 +138,26 @@ def test_two_hosts_in_one_process_keep_their_own_series(tmp_path: Path) -> None:
     one.outcome("order", None)
     assert b'arena_inputs_total{kind="order",outcome="accepted",reason=""} 1.0' in one.scrape()
     assert b"arena_inputs_total{" not in two.scrape()
+
+
+def _parses(words: list[str]) -> None:
+    """``arena host ...`` as written: arena's own parser takes it."""
+    assert Path(words[0]).name == "arena" and words[1] == "host", words
+    group: Any = typer.main.get_command(app)
+    group.commands["host"].make_context("arena", words[2:])
+
+
+def test_the_unit_and_the_image_run_arena_host_with_options_it_has() -> None:
+    # (the unit file and the Dockerfile are not run here: their command lines are parsed)
+    unit = (ROOT / "deploy/arena-host.service").read_text()
+    exec_start = re.search(r"^ExecStart=((?:.*\\\n)*.*)$", unit, re.M)
+    assert exec_start is not None
+    _parses(shlex.split(exec_start.group(1).replace("\\\n", " ")))
+    assert re.search(r"^Restart=on-failure$", unit, re.M)
+    assert re.search(r"^User=arena$", unit, re.M)
+    docker = (ROOT / "deploy/Dockerfile").read_text()
+    entry = re.search(r"^ENTRYPOINT (.*)$", docker, re.M)
+    cmd = re.search(r"^CMD (.*)$", docker, re.M)
+    assert entry is not None and cmd is not None
+    _parses(json.loads(entry.group(1)) + json.loads(cmd.group(1)))
+    assert "pip install -q --no-compile -e ." in docker  # the README's first command's form

@@ -23,8 +23,8 @@ import pytest
 from arena_tui.host.page import script_json
 from arena_tui.host.store import db_path
 from arena_tui.record.feed import wall_ms
+from tests.browserkit import launched
 from tests.hostkit import Hosted, hosted, order, wait_until
-from tests.test_report_html import CHROMIUM_ARGS, chromium
 
 HOSTILE_NOTE = "<img src=x onerror=window.__pwned=1>"
 HOSTILE_NAME = "<img src=y onerror=window.__pwned=2>"
@@ -33,20 +33,7 @@ WAIT_MS = 15_000
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless Chromium (Playwright's Browser), or the test skips saying how to get one."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
-    )
-    exe = chromium()
-    if exe is None:
-        pytest.skip("no Chromium to test the season page in: apt-get install -y chromium")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        except Exception as exc:  # (a browser that cannot start here: say why, once)
-            pytest.skip(f"Chromium did not start: {str(exc).splitlines()[0]}")
-        yield b
-        b.close()
+    yield from launched("the season page")
 
 
 def open_page(browser: Any, url: str, *, bypass_csp: bool = False) -> Any:

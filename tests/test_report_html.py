@@ -16,9 +16,7 @@ import contextlib
 import gzip
 import importlib.util
 import json
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from arena_tui.report.html import HTML_FILE
 from arena_tui.report.htmldata import MAX_POINTS, page_data, spread, thin_minmax
 from arena_tui.report.rundata import RunData, load
 from arena_tui.util.human import ratio_pct
+from tests.browserkit import launched
 from tests.clirun import ROOT, arena, arena_here, sample_season
 
 SAMPLE = ROOT / "recordings" / "synth-3coins-20261201.jsonl.gz"
@@ -52,14 +51,6 @@ class Idle(Strategy):
 """
 HOSTILE = '<img src="x" onerror="window.pwned = 1">&amp;<b>'  # run text that must stay text
 COINS = ("BTC", "ETH", "SOL")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def backtest(
@@ -99,24 +90,9 @@ def report_json(run: Path) -> dict[str, Any]:
     return doc
 
 
-def chromium() -> str | None:
-    """The browser to drive: $ARENA_CHROMIUM, else Debian's chromium on the PATH."""
-    return os.environ.get("ARENA_CHROMIUM") or shutil.which("chromium")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless Chromium (Playwright's Browser), or the test skips saying how to get one."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
-    )
-    exe = chromium()
-    if exe is None:
-        pytest.skip("no Chromium to test report.html in: apt-get install -y chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from launched("report.html")
 
 
 def open_page(browser: Any, path: Path, init_script: str | None = None) -> Any:

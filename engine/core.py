@@ -42,12 +42,9 @@ _ENTRY_NAME = re.compile(r"[a-z0-9_-]{1,32}")
 class Engine:
     """Season 0 engine. Feed it log lines in order; read the events it returns."""
 
-    def __init__(
-        self, season: Season, *, record_prints: bool = False, books_checked: bool = False
-    ) -> None:
+    def __init__(self, season: Season, *, record_prints: bool = False) -> None:
         """``record_prints``: keep the prints each input applied (``applied_prints``) for a
-        shell whose strategies read them. ``books_checked``: the shell feeds lines it checked
-        in full before (a day cache), so a book's levels are not checked again."""
+        shell whose strategies read them."""
         check_season(season)
         self.season = season
         self.rules = season.rules
@@ -69,7 +66,7 @@ class Engine:
         self._next_mark = self._first_boundary(self.rules.mark_interval_ms)
         self._next_due = 0
         self._out: list[ev.AnyEvent] = []
-        self.books_checked = books_checked
+        self.books_checked = False  # trust_books(): the shell checked every line before
         self.record_prints = record_prints
         self.applied_prints: list[Trade] = []
         self._refresh_due()
@@ -167,10 +164,6 @@ class Engine:
         acct = self.accounts.get(entry)
         return [] if acct is None else list(acct.orders.values())
 
-    def order(self, oid: int) -> OpenOrder | None:
-        """The open order ``oid``, or None once it has left the venue (or never was)."""
-        return self.open_orders.get(oid)
-
     def coin_state(self, coin: str) -> AssetState | None:
         """What the engine knows of ``coin``'s market (book, marks, funding, orders), or
         None when the season does not trade it."""
@@ -186,8 +179,8 @@ class Engine:
 
     def trust_books(self) -> None:
         """From now on the shell feeds only lines it checked in full before (a day cache),
-        so a book's levels are not checked again (``books_checked``, when the shell learns
-        its source after building the engine)."""
+        so a book's levels are not checked again (the runner learns its source after
+        building the engine)."""
         self.books_checked = True
 
     # ---- timed events ----------------------------------------------------------------

@@ -47,7 +47,7 @@ from arena_tui.host.server import _bind, uvicorn_config
 from arena_tui.logs.logfile import read_header
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
-from arena_tui.run.build import entrants_for, run_dir
+from arena_tui.run.build import entrants_for, kept, run_dir
 from arena_tui.run.config import RunConfig, write_config
 from arena_tui.run.loader import BASELINES, ENTRY_NAME, baseline_path
 from arena_tui.run.parts import BacktestError, BacktestResult, Entrant, Status
@@ -208,7 +208,7 @@ class LockstepRun:
             generator=opts.generator,
             exit_value=exit_value,
         )
-        write_config(config.kept(), self.out_dir)
+        write_config(kept(config, ()), self.out_dir)
         views = gate.views  # made by the gate's bind, from the run's engine
         assert views is not None
         self.api = LockstepApi(

@@ -119,10 +119,6 @@ class Backtest:
         """The strategies are registered: their hooks run from now on."""
         return self.hooks.live
 
-    @property
-    def on_event(self) -> Callable[[ev.AnyEvent], None] | None:
-        return self.hooks.on_event
-
     # ---- strategy inputs -------------------------------------------------------------
 
     def _send(self, stamp: int, msg: dict[str, Any]) -> None:

@@ -111,12 +111,15 @@ def kept(config: RunConfig, entrants: Sequence[Entrant]) -> RunConfig:
     by the file that was loaded (absolute, arena's own copy when the given path fell back
     to it; ``FILE:NAME`` kept), so ``--config`` repeats it from any directory."""
     out = config.kept()
+    if config.vs is not None:
+        out = out.replace(vs=_kept_vs(config.vs))
     if config.strategy is None or not entrants:
-        return out
+        return out  # a lockstep run's agents are not files
     given, name = parse_entry(config.strategy)
     loaded = entrants[0].path  # the strategy is always the first entrant
-    text = str(loaded) if config.strategy == str(given) else f"{loaded}:{name}"
-    return out.replace(strategy=text, vs=None if config.vs is None else _kept_vs(config.vs))
+    return out.replace(
+        strategy=str(loaded) if config.strategy == str(given) else f"{loaded}:{name}"
+    )
 
 
 def _kept_vs(vs: str) -> str:

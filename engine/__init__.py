@@ -2,12 +2,14 @@
 
 ``Engine(season).apply(line) -> list[event]`` is the whole interface for writing; a shell
 reads the engine only through its read face (``Engine.account``, ``open_orders_of``,
-``coin_state``, ``next_due``, ...) and the names below. The public modules are this package,
+``coin_state``, ``next_due``, ...) and the names below; ``Engine.snapshot()`` and
+``Engine.restore(season, snap)`` carry its whole state out as plain values and back (a
+host's checkpoints). The public modules are this package,
 ``engine.inputs`` and ``engine.events`` (the vocabulary of lines and events),
 ``engine.season`` and ``engine.units``; ``engine.core``, ``engine.state``,
-``engine.orders``, ``engine.fills``, ``engine.scoring``, ``engine.book`` and ``engine.ledger``
-(what the rules see of the engine) are the engine's inside (a contract keeps the shell out of
-them).
+``engine.orders``, ``engine.fills``, ``engine.scoring``, ``engine.book``, ``engine.snapshot``
+and ``engine.ledger`` (what the rules see of the engine) are the engine's inside (a contract
+keeps the shell out of them).
 """
 
 from engine.book import BookLevels

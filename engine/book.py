@@ -133,3 +133,7 @@ class BookLevels:
         """``tdiv(best_bid + best_ask, 2)``; None when a side is empty."""
         bid, ask = self.best_px(0), self.best_px(1)
         return None if bid is None or ask is None else tdiv(bid + ask, 2)
+
+    def raw(self) -> bytes:
+        """The levels' bytes as logged (a snapshot keeps them)."""
+        return self._raw

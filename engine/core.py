@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import heapq
 import re
+from typing import Any
 
 from engine import events as ev
-from engine import fills, orders, scoring
+from engine import fills, orders, scoring, snapshot
 from engine.book import BookLevels
 from engine.inputs import (
     ArenaInput,
@@ -134,6 +135,32 @@ class Engine:
     def standings(self) -> list[scoring.Standing]:
         """Every entry's score as of the last mark, in registration order."""
         return [scoring.final_standing(self, a) for a in self.accounts.values()]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything that decides what this engine does next, as plain values (ints, strs,
+        bools, None, lists): a shell may store it and :meth:`restore` it later."""
+        clock = (
+            self.t,
+            self.over,
+            self.last_mark,
+            self._next_funding,
+            self._next_fee,
+            self._next_mark,
+            self._next_due,
+        )
+        return snapshot.dump(self, clock, self._heap)
+
+    @classmethod
+    def restore(cls, season: Season, snap: dict[str, Any]) -> Engine:
+        """An engine of ``season`` in the state ``snap`` (from :meth:`snapshot`) holds:
+        applying the inputs after it gives exactly the events the original engine would
+        have given. ValueError (or KeyError, TypeError) when ``snap`` is not one of it."""
+        eng = cls(season)
+        clock, heap = snapshot.load(eng, snap)
+        eng.t, eng.over, _, eng._next_funding, eng._next_fee, eng._next_mark, due = clock
+        eng._heap = heap
+        eng._next_due = due
+        return eng
 
     # ---- the read face: what a shell may ask (it never reads the state itself) ----------
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHELL_FILES = sorted((ROOT / "arena_tui").rglob("*.py"))
-INSIDE = ("core", "state", "orders", "fills", "scoring", "book", "ledger")
+INSIDE = ("core", "state", "orders", "fills", "scoring", "book", "ledger", "snapshot")
 INSIDE_MODULES = frozenset(f"engine.{name}" for name in INSIDE)
 ENGINE_NAMES = frozenset({"engine", "eng", "_engine"})  # what the shell calls an Engine
 TABLES = frozenset({"by_coin", "accounts", "assets", "open_orders"})  # read: use the face

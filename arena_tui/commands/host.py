@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -119,6 +120,17 @@ def host_command(
     think_time: ThinkOpt = "zero",
     step_timeout: StepTimeoutOpt = 30.0,
     connect_timeout: ConnectTimeoutOpt = 30.0,
+    checkpoint_every: Annotated[
+        str,
+        typer.Option(
+            "--checkpoint-every",
+            metavar="DURATION",
+            help="Log time between checkpoints of the host's state beside the log (30m, "
+            "1h, 6h, 1d); a restart loads the newest one that matches the log and replays "
+            "only the rest. 'off': neither write nor use them (every start replays the "
+            "whole log). docs/operating.md.",
+        ),
+    ] = "1h",
     as_json: Annotated[
         bool, typer.Option("--json", help="When ready, print one JSON line (url, port, ...).")
     ] = False,
@@ -129,7 +141,8 @@ def host_command(
     body checks is appended to --log and fsynced before the engine
     applies it and before it is answered; market data comes from
     Hyperliquid's live feed (or --replay), and a tick every second. A
-    restart replays the whole log first. Score rows are kept in
+    restart loads the newest checkpoint that matches the log and
+    replays the rest of it (the whole log without one). Score rows are kept in
     LOG.scores.sqlite (rebuilt from the log at each start). The API:
     docs/api.md, and GET /openapi.json.
 
@@ -184,6 +197,7 @@ def host_command(
         rate = parse_speed(speed)
     except SpeedError as exc:
         raise typer.BadParameter(str(exc), param_hint="--speed") from None
+    every_ms = parse_every(checkpoint_every)
     if replay is None and speed != "1":
         raise typer.BadParameter("--speed goes with --replay", param_hint="--speed")
     opts = HostOptions(
@@ -196,6 +210,7 @@ def host_command(
         ws_url=ws_url,
         info_url=info_url,
         body_max=body_max,
+        checkpoint_every_ms=every_ms,
     )
     server = Host(opts, on_ready=lambda info: _announce(info, as_json))
     server.run()
@@ -204,6 +219,24 @@ def host_command(
     typer.echo(
         f"arena: host: stopped; {plural(written, 'input')} written to {log} this run", err=True
     )
+
+
+_EVERY = re.compile(r"([0-9]{1,9})(ms|s|m|h|d)")
+_EVERY_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_every(text: str) -> int | None:
+    """``--checkpoint-every``: ``30m``, ``1h``, ``1d`` -> ms; ``off`` -> None."""
+    if text.strip().lower() == "off":
+        return None
+    m = _EVERY.fullmatch(text.strip())
+    ms = 0 if m is None else int(m.group(1)) * _EVERY_MS[m.group(2)]
+    if ms <= 0:
+        raise typer.BadParameter(
+            f"{text!r}: want a whole number and a unit ms, s, m, h or d (e.g. 30m, 1h), or off",
+            param_hint="--checkpoint-every",
+        )
+    return ms
 
 
 def _announce(info: dict[str, object], as_json: bool) -> None:

@@ -50,6 +50,7 @@ class HostOptions:
     info_url: str | None = None
     body_max: int = 4096
     fsync: bool = True
+    checkpoint_every_ms: int | None = 3_600_000  # log time between checkpoints; None: off
 
 
 @dataclass

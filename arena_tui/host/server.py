@@ -27,6 +27,7 @@ import uvicorn
 
 from arena_tui.host import control
 from arena_tui.host.app import Api
+from arena_tui.host.checkpoint import Checkpoints
 from arena_tui.host.errors import HostError
 from arena_tui.host.feeds import LiveHostFeed, MarketFeed, ReplayFeed
 from arena_tui.host.lock import LogLock
@@ -101,8 +102,16 @@ class Host:
         except OSError as exc:
             raise HostError(f"cannot read the season file beside the log: {exc}") from None
         store = ScoreStore(db_path(opts.log))
+        every = opts.checkpoint_every_ms
+        checkpoints = None if every is None else Checkpoints(opts.log, every, self.note)
         session = self.session = Session(
-            p.season, opts.log, p.header, store, clock=self.clock, fsync=opts.fsync
+            p.season,
+            opts.log,
+            p.header,
+            store,
+            clock=self.clock,
+            fsync=opts.fsync,
+            checkpoints=checkpoints,
         )
         session.open(Progress(label="host: replaying the log"))
         if self.feed is None:

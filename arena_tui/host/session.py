@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import msgspec
 
+from arena_tui.host.checkpoint import FORMAT, Capture, Checkpoints, Meta, capture
 from arena_tui.host.metrics import Dials, now_s
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
-from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.logfile import LogError, LogReader, first_line
 from arena_tui.logs.writer import LogWriter
 from arena_tui.util.human import Progress
 from engine import Engine, Line, MalformedInput, Season
@@ -78,8 +80,17 @@ class Session:
         *,
         clock: Callable[[], int],
         fsync: bool = True,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.season = season
+        self.coins = [m.coin for m in season.markets]
+        self.checkpoints = checkpoints
+        self.hasher = hashlib.sha256()  # of the log's bytes so far: a checkpoint's name
+        self._hashed = 0
+        self.resumed_at: int | None = None  # the checkpoint's offset this start began at
+        self._checkpointed: tuple[int, int | None] = (-1, None)  # (inputs, last_t) of the last
+        self._checkpoint_task: asyncio.Task[None] | None = None
+        self.checkpoint_capture_s = 0.0
         self.log = log
         self.header = header
         self.store = store
@@ -105,32 +116,59 @@ class Session:
     # ---- start: the log so far ---------------------------------------------------------
 
     def open(self, progress: Progress | None = None) -> None:
-        """Cut a torn tail (or write the header of a new log), replay it, open to append."""
+        """Cut a torn tail (or write the header of a new log), take the newest checkpoint
+        that matches the log (if any), replay the rest, open to append."""
         LogWriter(self.log, self.header).close()
-        reader = LogReader([self.log], coins=[m.coin for m in self.season.markets])
-        apply, views = self.engine.apply, self.views
-        requests, keep = self.requests, self.season.rules.rate_limit_requests
-        for line in reader:
-            try:
-                events = apply(line)
-            except MalformedInput as exc:
-                raise reader.error(str(exc)) from None
-            views.apply(line, reader.raw, events, live=False)
-            if isinstance(line.arena, Order | Cancel):
-                mine = requests.get(line.arena.entry)
-                if mine is None:
-                    mine = requests[line.arena.entry] = deque(maxlen=keep)
-                mine.append(line.t)
-            self.last_t = line.t
-            self.replayed += 1
-            if progress is not None and not self.replayed & 0x3FFF:
-                progress.update(self.replayed, line.t)
+        restored = None if self.checkpoints is None else self.checkpoints.load(self.season)
+        offset = 0
+        if restored is not None:
+            meta = restored.meta
+            self.engine, self.views, self.hasher = restored.engine, restored.views, restored.hasher
+            keep = self.season.rules.rate_limit_requests
+            self.requests = {e: deque(ts, maxlen=keep) for e, ts in restored.requests.items()}
+            self.last_t, self.replayed, offset = meta.last_t, meta.inputs, meta.offset
+            self.resumed_at = offset
+            self._checkpointed = (meta.inputs, meta.last_t)
+        self._replay(offset, progress)
+        self.store.put(self.views.rows.values())
+        self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
+        self.durable_size = self._f.seek(0, os.SEEK_END)  # (a torn tail was cut above)
+        assert self.durable_size == self._hashed, "the log changed while it was replayed"
+
+    def _logged(self, entry: str, t: int) -> None:
+        """An order or cancel of ``entry`` at ``t`` is in the log (the rate limit's past)."""
+        mine = self.requests.get(entry)
+        if mine is None:
+            mine = self.requests[entry] = deque(maxlen=self.season.rules.rate_limit_requests)
+        mine.append(t)
+
+    def _replay(self, offset: int, progress: Progress | None) -> None:
+        """Apply the log's inputs after byte ``offset`` (0: all of them), hashing them."""
+        tail = _Tail(self.log, offset, self.hasher)
+        reader = LogReader([self.log], self.coins, hashed=False, opener=tail.open)
+        before = self.replayed  # (line numbers go on from the checkpoint's)
+        apply, views, logged = self.engine.apply, self.views, self._logged
+        try:
+            for line in reader:
+                try:
+                    events = apply(line)
+                except MalformedInput as exc:
+                    raise reader.error(str(exc)) from None
+                views.apply(line, reader.raw, events, live=False)
+                if isinstance(line.arena, Order | Cancel):
+                    logged(line.arena.entry, line.t)
+                self.last_t = line.t
+                self.replayed += 1
+                if progress is not None and not self.replayed & 0x3FFF:
+                    progress.update(self.replayed, line.t)
+        except LogError as exc:
+            if not offset or not exc.lineno or exc.lineno < 2:
+                raise
+            raise LogError(exc.path, exc.lineno + before, exc.message) from None
         if progress is not None:
             progress.done()
         views.changed.clear()
-        self.store.put(views.rows.values())
-        self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
-        self.durable_size = self._f.seek(0, os.SEEK_END)  # (a torn tail was cut above)
+        self._hashed = offset + tail.consumed
 
     # ---- the engine task ---------------------------------------------------------------
 
@@ -150,6 +188,7 @@ class Session:
                 stop = _STOP in batch
                 await self._commit([b for b in batch if b is not _STOP])
                 if stop:
+                    await self._last_checkpoint()
                     return
         except BaseException as exc:
             self.failure = exc
@@ -198,16 +237,68 @@ class Session:
         except OSError as exc:
             raise LogWriteError(f"{self.log}: cannot write the log: {exc}") from None
         self.durable_size += len(data)
+        self.hasher.update(data)
         self.batches += 1
         apply, views = self.engine.apply, self.views
         for (raw, line), item in zip(stamped, batch, strict=True):
             events = apply(line)  # a MalformedInput here is a bug: the checks come first
             views.apply(line, raw, events, live=True)
+            if isinstance(line.arena, Order | Cancel):
+                self._logged(line.arena.entry, line.t)
             self.applied += 1
             if isinstance(item, _Request) and not item.future.done():
                 item.future.set_result(events)
         if views.changed:
             self.store.put(views.take_changed())
+        if self.checkpoints is not None and self._checkpoint_task is None:
+            self._maybe_checkpoint()
+
+    # ---- checkpoints -------------------------------------------------------------------
+
+    def _capture(self) -> Capture:
+        inputs = self.replayed + self.applied
+        meta = Meta(
+            format=FORMAT,
+            season=self.season.id,
+            rules_sha256=self.season.rules_sha256,
+            offset=self.durable_size,
+            log_sha256=self.hasher.hexdigest(),
+            inputs=inputs,
+            last_t=self.last_t,
+        )
+        self._checkpointed = (inputs, self.last_t)
+        return capture(meta, self.engine, self.views, self.requests)
+
+    def _maybe_checkpoint(self) -> None:
+        """Every ``every_ms`` of log time (and first after a start with no checkpoint):
+        copy the state now, encode and write it while orders go on."""
+        ck, t, last = self.checkpoints, self.last_t, self._checkpointed[1]
+        assert ck is not None
+        if t is None or (last is not None and t - last < ck.every_ms):
+            return
+        started = now_s()
+        cap = self._capture()
+        self.checkpoint_capture_s = now_s() - started
+        self._checkpoint_task = asyncio.get_running_loop().create_task(self._checkpoint(cap))
+
+    async def _checkpoint(self, cap: Capture) -> None:
+        ck = self.checkpoints
+        assert ck is not None
+        try:
+            await ck.write(cap)
+        except Exception as exc:  # a cache: the log is whole, a restart replays more
+            ck.note(f"checkpoint at byte {cap.meta.offset} not written: {exc}")
+        finally:
+            self._checkpoint_task = None
+
+    async def _last_checkpoint(self) -> None:
+        """On a clean stop: wait for a checkpoint being written, then write one of the
+        state now if anything was applied since the last."""
+        task = self._checkpoint_task
+        if task is not None:
+            await task
+        if self.checkpoints is not None and self.replayed + self.applied > self._checkpointed[0]:
+            await self._checkpoint(self._capture())
 
     def _gap(self, gap: Gap) -> None:
         self.dials.gaps.labels(gap.reason or "unknown").inc()
@@ -261,3 +352,39 @@ class Session:
             self._f.flush()
             os.fsync(self._f.fileno())
             self._f.close()
+
+
+class _Tail:
+    """Opens the log for a reader from byte ``offset``: its header line first (a reader
+    wants one), then the bytes after ``offset``, each fed to ``hasher`` (the header only
+    when ``offset`` is 0: a checkpoint's hash covers it)."""
+
+    def __init__(self, path: Path, offset: int, hasher: Any) -> None:
+        self.path = path
+        self.offset = offset
+        self.hasher = hasher
+        self.consumed = 0  # bytes after offset read
+        self._f: IO[bytes] | None = None
+        self._head = first_line(path) + b"\n" if offset else b""
+
+    def open(self, _: str) -> IO[bytes]:
+        self._f = open(self.path, "rb")  # noqa: SIM115 - closed by __exit__
+        self._f.seek(self.offset)
+        return cast(IO[bytes], self)
+
+    def __enter__(self) -> _Tail:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._f is not None:
+            self._f.close()
+
+    def read(self, n: int) -> bytes:
+        if self._head:
+            head, self._head = self._head, b""
+            return head
+        assert self._f is not None
+        chunk = self._f.read(n)
+        self.hasher.update(chunk)
+        self.consumed += len(chunk)
+        return chunk

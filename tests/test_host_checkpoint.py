@@ -119,6 +119,11 @@ def open_session(
     return s
 
 
+def shut(s: Session) -> None:
+    s.close()
+    s.store.close()
+
+
 def state(s: Session) -> dict[str, Any]:
     """Everything a session answers from (and the next checkpoint would hold)."""
     v = s.views
@@ -180,7 +185,7 @@ def full(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list
     try:
         return state(s), answers(s)
     finally:
-        s.close()
+        shut(s)
 
 
 def checkpoint_at(log: Path, cut: int) -> Path:
@@ -189,7 +194,7 @@ def checkpoint_at(log: Path, cut: int) -> Path:
     s = open_session(log)
     assert s.checkpoints is not None
     written = s.checkpoints.write_now(s._capture())
-    s.close()
+    shut(s)
     with log.open("ab") as f:
         f.writelines(LINES[cut:])
     return written
@@ -215,7 +220,7 @@ def test_a_checkpoint_and_the_rest_of_the_log_make_the_full_replays_host(
         assert state(s) == full[0]
         assert answers(s) == full[1]
     finally:
-        s.close()
+        shut(s)
 
 
 def garble(path: Path) -> None:
@@ -246,7 +251,7 @@ def test_a_damaged_checkpoint_is_ignored_said_and_the_log_replayed(
         assert s.resumed_at is None and not written.exists()
         assert state(s) == full[0]
     finally:
-        s.close()
+        shut(s)
 
 
 def test_a_checkpoint_whose_log_prefix_changed_is_ignored(tmp_path: Path) -> None:
@@ -268,8 +273,8 @@ def test_a_checkpoint_whose_log_prefix_changed_is_ignored(tmp_path: Path) -> Non
         assert s.resumed_at is None and not written.exists()
         assert state(s) == state(r)
     finally:
-        s.close()
-        r.close()
+        shut(s)
+        shut(r)
 
 
 def test_a_checkpoint_of_another_season_is_ignored(
@@ -283,7 +288,7 @@ def test_a_checkpoint_of_another_season_is_ignored(
     s = open_session(log, other)
     assert s.checkpoints is not None
     s.checkpoints.write_now(s._capture())
-    s.close()
+    shut(s)
     log.write_bytes(LOG)  # the same name, now the season's own log, hashed as it is
     wrong = next(tmp_path.glob("*.ckpt"))
     prefix = LOG[: int(wrong.name.split(".")[2])]
@@ -297,7 +302,7 @@ def test_a_checkpoint_of_another_season_is_ignored(
         assert len(notes) == 1 and "of another season or rules" in notes[0], notes
         assert state(s) == full[0]
     finally:
-        s.close()
+        shut(s)
 
 
 def test_checkpoints_are_written_pruned_and_the_newest_taken(tmp_path: Path) -> None:
@@ -314,7 +319,7 @@ def test_checkpoints_are_written_pruned_and_the_newest_taken(tmp_path: Path) -> 
         assert s.resumed_at == int(kept[-1].name.split(".")[2])
         assert not list(tmp_path.glob(".season.jsonl.ckpt-tmp-*"))
     finally:
-        s.close()
+        shut(s)
 
 
 def kill_while_writing(proc: Any, folder: Path, timeout_s: float = 10.0) -> bool:
@@ -350,8 +355,8 @@ def test_a_host_killed_while_it_checkpoints_restarts_as_a_full_replay(tmp_path: 
         assert not list(tmp_path.glob(".*.ckpt-tmp-*"))
         assert state(resumed) == state(replayed)
     finally:
-        resumed.close()
-        replayed.close()
+        shut(resumed)
+        shut(replayed)
 
 
 def test_checkpoint_every_is_checked_and_off_turns_them_off(tmp_path: Path) -> None:

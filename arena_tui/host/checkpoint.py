@@ -24,9 +24,11 @@ import hashlib
 import os
 import re
 import struct
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ from engine.inputs import BookData
 FORMAT = 1
 MAGIC = b"arena-checkpoint\n"
 KEEP = 3  # the newest checkpoints kept; older ones are removed after each write
-CHUNK_ITEMS = 4096  # fills or notes per frame: the loop runs other tasks between frames
+CHUNK_ITEMS = 1024  # fills or notes per frame: the loop runs other tasks between frames
 HASH_CHUNK = 1 << 22
 _LEN = struct.Struct(">I")
 
@@ -53,6 +55,7 @@ class Meta(msgspec.Struct, tag="meta", tag_field="f"):
     log_sha256: str
     inputs: int
     last_t: int | None
+    byteorder: str = sys.byteorder  # of the marks' int64 columns
 
 
 class EngineFrame(msgspec.Struct, tag="engine", tag_field="f"):
@@ -71,7 +74,7 @@ class RowsFrame(msgspec.Struct, tag="rows", tag_field="f"):
 
 class MarksFrame(msgspec.Struct, tag="marks", tag_field="f"):
     entry: str
-    columns: list[bytes]  # t, equity, peak, drawdown, mdd (int64, native order), active
+    columns: list[bytes]  # t, equity, peak, drawdown, mdd (int64, Meta.byteorder), active
 
 
 class FillsFrame(msgspec.Struct, tag="fills", tag_field="f"):
@@ -80,7 +83,9 @@ class FillsFrame(msgspec.Struct, tag="fills", tag_field="f"):
 
 
 class NotesFrame(msgspec.Struct, tag="notes", tag_field="f"):
-    notes: list[tuple[str, int, str]]
+    entries: list[str]  # three columns: the note of (entries[i], oids[i]) is notes[i]
+    oids: list[int]
+    notes: list[str]
 
 
 Frame = Meta | EngineFrame | SessionFrame | RowsFrame | MarksFrame | FillsFrame | NotesFrame
@@ -104,7 +109,7 @@ class Capture:
     rows: RowsFrame
     marks: list[tuple[str, Marks, int]]
     fills: list[tuple[str, list[ev.Fill], int]]
-    notes: list[tuple[tuple[str, int], str]]
+    notes: dict[tuple[str, int], str]
 
 
 @dataclass
@@ -119,7 +124,7 @@ class Restored:
 
 
 def capture(meta: Meta, engine: Engine, views: Views, requests: dict[str, Any]) -> Capture:
-    notes = list(views.notes.by_order.items())
+    notes = views.notes.by_order.copy()  # (one object: no work for the garbage collector)
     rows = RowsFrame(
         rows=list(views.rows.values()),
         latest=[(entry, row.day) for entry, row in views.latest.items()],
@@ -155,9 +160,13 @@ def _frame_objects(cap: Capture) -> Iterator[Any]:
     for entry, fills, n in cap.fills:
         for i in range(0, n, CHUNK_ITEMS):
             yield FillsFrame(entry, fills[i : min(i + CHUNK_ITEMS, n)])
-    notes = cap.notes
-    for i in range(0, len(notes), CHUNK_ITEMS):
-        yield NotesFrame([(e, oid, note) for (e, oid), note in notes[i : i + CHUNK_ITEMS]])
+    keys, notes = iter(cap.notes), iter(cap.notes.values())
+    for _ in range(0, len(cap.notes), CHUNK_ITEMS):
+        frame = NotesFrame([], [], list(islice(notes, CHUNK_ITEMS)))
+        for entry, oid in islice(keys, CHUNK_ITEMS):
+            frame.entries.append(entry)
+            frame.oids.append(oid)
+        yield frame
 
 
 def restore_views(views: Views, engine: Engine, found: list[Frame]) -> dict[str, list[int]]:
@@ -191,7 +200,11 @@ def restore_views(views: Views, engine: Engine, found: list[Frame]) -> dict[str,
             views.fills.setdefault(frame.entry, []).extend(frame.fills)
             views.fill_times.setdefault(frame.entry, []).extend(f.t for f in frame.fills)
         elif type(frame) is NotesFrame:
-            views.notes.by_order.update(((e, oid), note) for e, oid, note in frame.notes)
+            if not len(frame.entries) == len(frame.oids) == len(frame.notes):
+                raise Unusable("its notes' columns differ in length")
+            by_order = views.notes.by_order
+            for entry, oid, note in zip(frame.entries, frame.oids, frame.notes, strict=True):
+                by_order[(entry, oid)] = note
     return requests
 
 
@@ -329,6 +342,8 @@ def read(path: Path, season: Season) -> Restored:
     meta = found[0] if found else None
     if type(meta) is not Meta or meta.format != FORMAT:
         raise Unusable(f"of another format (this host reads format {FORMAT})")
+    if meta.byteorder != sys.byteorder:
+        raise Unusable(f"written on a {meta.byteorder}-endian machine")
     if meta.season != season.id or meta.rules_sha256 != season.rules_sha256:
         raise Unusable(f"of another season or rules ({meta.season}, {meta.rules_sha256[:12]})")
     engines = [f for f in found if type(f) is EngineFrame]

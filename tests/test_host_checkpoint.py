@@ -22,16 +22,19 @@ import json
 import os
 import random
 import signal
+import struct
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena_tui.commands.host import parse_every
+from arena_tui.host import checkpoint
 from arena_tui.host.app import Api
 from arena_tui.host.checkpoint import KEEP, Checkpoints
 from arena_tui.host.plan import HostOptions
@@ -229,14 +232,26 @@ def garble(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def another_format(path: Path) -> None:
+    """The same checkpoint as a later arena would write it: format 2, checksum whole."""
+    data = path.read_bytes()[:-32]
+    at = len(checkpoint.MAGIC)
+    (n,) = struct.unpack_from(">I", data, at)
+    meta = msgspec.msgpack.decode(data[at + 4 : at + 4 + n])
+    body = msgspec.msgpack.encode({**meta, "format": 2})
+    data = data[:at] + struct.pack(">I", len(body)) + body + data[at + 4 + n :]
+    path.write_bytes(data + hashlib.sha256(data).digest())
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
+        (another_format, "of another format"),
         (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 3]), "torn or garbled"),
         (garble, "torn or garbled"),
         (lambda p: p.write_bytes(b""), "not a checkpoint"),
     ],
-    ids=["cut-short", "one-bit-flipped", "empty"],
+    ids=["another-format", "cut-short", "one-bit-flipped", "empty"],
 )
 def test_a_damaged_checkpoint_is_ignored_said_and_the_log_replayed(
     tmp_path: Path, full: tuple[dict[str, Any], list[Any]], damage: Any, said: str

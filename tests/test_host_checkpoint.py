@@ -7,8 +7,8 @@ the log is appended, and a session opened on the whole log from that checkpoint 
 exactly what a session that replayed the whole log holds: the engine's snapshot, every
 view the API answers from, the score rows in SQLite, the rate limit's past, the log's
 hash, and the same answers to the same next requests over the API and the same events for
-the same next inputs. A checkpoint cut short or garbled, one whose log prefix was altered
-since, and one of another season are each ignored with one line (and removed), then the
+the same next inputs. A checkpoint cut short or garbled, one of another format, one whose
+log prefix was altered since, and one of another season are each ignored with one line (and removed), then the
 whole log is replayed. A real ``arena host`` process killed with ``kill -9`` while it
 writes checkpoints leaves nothing a restart trusts wrongly. ``--checkpoint-every off``
 writes and reads none.

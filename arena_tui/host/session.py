@@ -133,7 +133,8 @@ class Session:
         self.store.put(self.views.rows.values())
         self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
         self.durable_size = self._f.seek(0, os.SEEK_END)  # (a torn tail was cut above)
-        assert self.durable_size == self._hashed, "the log changed while it was replayed"
+        if self.durable_size != self._hashed:  # (the lock keeps arena's writers out)
+            raise LogError(self.log, None, "the log changed while it was replayed")
 
     def _logged(self, entry: str, t: int) -> None:
         """An order or cancel of ``entry`` at ``t`` is in the log (the rate limit's past)."""

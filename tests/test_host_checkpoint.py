@@ -8,10 +8,10 @@ exactly what a session that replayed the whole log holds: the engine's snapshot,
 view the API answers from, the score rows in SQLite, the rate limit's past, the log's
 hash, and the same answers to the same next requests over the API and the same events for
 the same next inputs. A checkpoint cut short or garbled, one of another format, one whose
-log prefix was altered since, and one of another season are each ignored with one line (and removed), then the
-whole log is replayed. A real ``arena host`` process killed with ``kill -9`` while it
-writes checkpoints leaves nothing a restart trusts wrongly. ``--checkpoint-every off``
-writes and reads none.
+log prefix was altered since, and one of another season are each ignored with one line (and
+removed), then the whole log is replayed. A real ``arena host`` process killed with
+``kill -9`` while it writes checkpoints leaves nothing a restart trusts wrongly.
+``--checkpoint-every off`` writes and reads none.
 """
 
 from __future__ import annotations

@@ -7,9 +7,13 @@ queue (requests from the handlers, market data from the feed thread, ticks), sta
 with ``t = max(its time, the last t)`` so ``t`` never decreases, appends the whole batch,
 fsyncs it once in a worker thread (group commit: requests that arrive meanwhile wait for
 the next batch), then applies it line by line and resolves each request with the events
-its line caused. A restart is a replay: :meth:`Session.open` runs the whole log through a
-fresh engine before anything new is taken (and notes each entry's latest orders and
-cancels, from which the server's rate limit rebuilds its window). ``durable_size`` is how
+its line caused. A restart is a replay: :meth:`Session.open` runs the log through a fresh
+engine before anything new is taken (and notes each entry's latest orders and cancels,
+from which the server's rate limit rebuilds its window), from the newest checkpoint that
+matches the log when there is one (``host.checkpoint``: one is written every
+``--checkpoint-every`` of log time, copied here after a batch, encoded between requests
+and written in a thread; the log's SHA-256 is kept up to date as it is written, to name
+it). ``durable_size`` is how
 much of the log is whole lines written and fsynced (set after the start-up replay, which
 follows the cut of a torn tail, and after each batch's fsync): all ``GET /v1/log`` serves.
 """
@@ -90,7 +94,6 @@ class Session:
         self.resumed_at: int | None = None  # the checkpoint's offset this start began at
         self._checkpointed: tuple[int, int | None] = (-1, None)  # (inputs, last_t) of the last
         self._checkpoint_task: asyncio.Task[None] | None = None
-        self.checkpoint_capture_s = 0.0
         self.log = log
         self.header = header
         self.store = store
@@ -277,9 +280,7 @@ class Session:
         assert ck is not None
         if t is None or (last is not None and t - last < ck.every_ms):
             return
-        started = now_s()
         cap = self._capture()
-        self.checkpoint_capture_s = now_s() - started
         self._checkpoint_task = asyncio.get_running_loop().create_task(self._checkpoint(cap))
 
     async def _checkpoint(self, cap: Capture) -> None:

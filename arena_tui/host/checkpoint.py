@@ -222,7 +222,6 @@ class Checkpoints:
         self._name = re.compile(re.escape(log.name) + r"\.([0-9]{16})\.([0-9a-f]{64})\.ckpt")
         self._tmp_prefix = f".{log.name}.ckpt-tmp-"
         self.written = 0
-        self.write_s = 0.0  # the time of the last write, in its thread
 
     def path_for(self, offset: int, sha256: str) -> Path:
         return self.dir / f"{self.log.name}.{offset:016d}.{sha256}.ckpt"

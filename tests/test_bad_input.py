@@ -286,7 +286,7 @@ def test_arena_host_and_register_refuse_a_log_line_not_utf8(tmp_path: Path) -> N
 
     data, n = corrupt(good, b'"l2Book"', b'"px":"', b'"px":"\xff')
     log.write_bytes(data)
-    restarted = start_host(args)
+    restarted = start_host([*args, "--checkpoint-every", "off"])  # (they no longer match)
     out, err = restarted.communicate(timeout=60)
     failed = subprocess.CompletedProcess(restarted.args, restarted.returncode, out, err)
     assert one_error_line(failed).startswith(f"arena: error: {log}:{n}: not valid UTF-8")

@@ -2,7 +2,7 @@
 
 Each agent is one kept-alive loopback connection (``bench.host.Entry``: a minimal HTTP/1.1
 client on asyncio streams) and a loop that acts every ``period`` seconds of wall time
-(jittered 0.5-1.5x, phases spread):
+(jittered 0.75-1.25x, phases spread):
 
 - **maker**: reads a coin's book, rests a post-only (ALO) order at one of the three best
   levels of a random side, and cancels its oldest once it holds four;
@@ -31,7 +31,7 @@ import msgspec
 from bench.host import Entry, http_request, wall_ms
 from bench.season_stats import lots_for, px_e8
 
-PERIOD_S = {"maker": 2.0, "taker": 4.0, "reader": 5.0, "idle": 20.0}
+PERIOD_S = {"maker": 2.5, "taker": 4.0, "reader": 5.0, "idle": 20.0}
 MIX = (("maker", 0.4), ("taker", 0.3), ("reader", 0.1))  # the rest idle
 ALO, IOC = 1, 3
 _DECODE = msgspec.json.Decoder()
@@ -106,7 +106,7 @@ class Agent:
                 self.close()
                 await self.conn.connect()
             self.steps += 1
-            due = max(due + self.period * rng.uniform(0.5, 1.5), time.perf_counter())
+            due = max(due + self.period * rng.uniform(0.75, 1.25), time.perf_counter())
         self.close()
 
     def close(self) -> None:

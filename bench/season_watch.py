@@ -192,7 +192,43 @@ def report_figures(
         "feed_lag_s": _spread([s.feed_lag_s for s in watch.samples]),
         "book_age_s": _spread([s.book_age_s for s in watch.samples]),
         "samples": len(watch.samples),
+        "rss_series": _series(watch),
     }
+
+
+def _series(watch: Watch, points: int = 200) -> list[tuple[float, float]]:
+    """(simulated day, RSS MiB) at about ``points`` evenly spaced samples."""
+    c, samples = watch.clock, watch.samples
+    step = max(1, len(samples) // points)
+    return [
+        (round((c.sim(s.wall) - c.day0) / DAY_MS, 3), round(s.rss_kib / 1024, 1))
+        for s in samples[::step]
+    ]
+
+
+def flatness(r: dict[str, Any]) -> dict[str, Any]:
+    """The last week against the first (the last day against the first in a shorter run):
+    RSS max and order p50/p99 ratios, and whether the goals hold (RSS under the ceiling and
+    within 1.25x; p99 within 2x; a restart answering in under 3 s)."""
+    rows = r["orders_by_week"] if len(r["orders_by_week"]) > 1 else r["per_day"]
+    first, last = rows[0], rows[-1]
+    key = "rss_max_mib"
+    out: dict[str, Any] = {"compared": "weeks" if rows is r["orders_by_week"] else "days"}
+    out["rss_ratio"] = _ratio(last.get(key), first.get(key))
+    out["p50_ratio"] = _ratio(last.get("p50_ms"), first.get("p50_ms"))
+    out["p99_ratio"] = _ratio(last.get("p99_ms"), first.get("p99_ms"))
+    rss_ok = r["rss_mib"]["max"] <= r["rss_mib"]["ceiling"]
+    out["rss_flat"] = rss_ok and out["rss_ratio"] is not None and out["rss_ratio"] <= 1.25
+    out["latency_flat"] = out["p99_ratio"] is not None and out["p99_ratio"] <= 2.0
+    fast = [x["answered_s"] for x in r["restarts"] if x["checkpoint"] not in ("off", "(none)")]
+    out["restart_under_3s"] = bool(fast) and max(fast) < 3.0 if fast else None
+    return out
+
+
+def _ratio(a: Any, b: Any) -> float | None:
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or not b:
+        return None
+    return round(a / b, 2)
 
 
 def _at(values: list[float], i: int) -> float | None:
@@ -211,6 +247,43 @@ def _spread(values: list[float]) -> dict[str, float]:
         "p99": round(percentile(real, 0.99), 3),
         "max": round(real[-1], 3) if real else math.nan,
     }
+
+
+DAY_COLUMNS = [
+    ("day", "day"),
+    ("log_mb", "log MB"),
+    ("lines", "lines"),
+    ("market_mb", "market MB"),
+    ("orders", "orders"),
+    ("p50_ms", "p50 ms"),
+    ("p99_ms", "p99 ms"),
+    ("rss_max_mib", "RSS max MiB"),
+    ("feed_lag_max_s", "lag max s"),
+    ("book_age_max_s", "book age max s"),
+    ("load1", "load"),
+]
+WEEK_COLUMNS = [
+    ("period", "week"),
+    ("n", "orders"),
+    ("p50_ms", "p50 ms"),
+    ("p95_ms", "p95 ms"),
+    ("p99_ms", "p99 ms"),
+    ("max_ms", "max ms"),
+    ("rss_max_mib", "RSS max MiB"),
+    ("feed_lag_max_s", "lag max s"),
+]
+RESTART_COLUMNS = [
+    ("checkpoint", "checkpoints"),
+    ("listening_s", "listening s"),
+    ("answered_s", "order answered s"),
+    ("status", "status"),
+    ("replayed", "inputs replayed"),
+    ("peak_rss_mib", "peak RSS MiB"),
+]
+
+
+def _columns(columns: list[tuple[str, str]], rows: list[dict[str, Any]]) -> str:
+    return table([title for _, title in columns], [[r.get(k) for k, _ in columns] for r in rows])
 
 
 def print_report(r: dict[str, Any]) -> None:
@@ -235,31 +308,20 @@ def print_report(r: dict[str, Any]) -> None:
         f"  RSS: {rss['first']} MiB at the start, {rss['max']} max, {rss['last']} at the end; "
         f"ceiling {rss['ceiling']:g} MiB: {'met' if ok else 'NOT met'}"
     )
+    flat = r.get("flatness") or flatness(r)
+    yes = {True: "met", False: "NOT met", None: "not measured"}
+    print(
+        f"  flat ({flat['compared']}, last/first): RSS max x{flat['rss_ratio']}, order p50 "
+        f"x{flat['p50_ratio']}, p99 x{flat['p99_ratio']}; RSS flat and under the ceiling: "
+        f"{yes[flat['rss_flat']]}; p99 within 2x: {yes[flat['latency_flat']]}; restart with "
+        f"checkpoints under 3 s: {yes[flat['restart_under_3s']]}"
+    )
     print()
-    head = [
-        "day",
-        "log MB",
-        "lines",
-        "market MB",
-        "RSS max MiB",
-        "feed lag max s",
-        "book age max s",
-    ]
-    print(table(head, [list(d.values()) for d in r["per_day"]]))
+    print(_columns(DAY_COLUMNS, r["per_day"]))
     print()
-    head = ["week", "orders", "p50 ms", "p95 ms", "p99 ms", "max ms", "RSS max MiB", "lag max s"]
-    print(table(head, [list(w.values()) for w in r["orders_by_week"]]))
+    print(_columns(WEEK_COLUMNS, r["orders_by_week"]))
     print()
-    head = [
-        "restart",
-        "checkpoints",
-        "listening s",
-        "order answered s",
-        "status",
-        "replayed",
-        "peak RSS MiB",
-    ]
-    print(table(head, [[i + 1, *x.values()] for i, x in enumerate(r["restarts"])]))
+    print(_columns(RESTART_COLUMNS, r["restarts"]))
     if not r["checkpoints_available"]:
         print(
             "  restart with checkpoints: not available "
@@ -267,6 +329,9 @@ def print_report(r: dict[str, Any]) -> None:
         )
     for name in ("verify", "replay"):
         v = r[name]
+        if v.get("skipped"):
+            print(f"  arena {name}: skipped")
+            continue
         rate = v.get("inputs_per_s")
         print(
             f"  arena {name}: {v['seconds']} s, {f'{rate:,}' if rate else '?'} inputs/s, "

@@ -27,7 +27,7 @@ from bench.season_stats import (
     rss_kib,
     table,
 )
-from bench.season_watch import sim_clock
+from bench.season_watch import flatness, sim_clock
 
 
 def test_percentile_is_the_nearest_rank() -> None:
@@ -147,3 +147,31 @@ def test_table_aligns_numbers_right_and_names_left() -> None:
     assert lines[2] == "1    248.40   1,024"
     assert lines[3] == "all  12,345       -"
     assert "nan" not in table(["x"], [[math.nan]])
+
+
+def test_flatness_compares_the_last_week_with_the_first() -> None:
+    weeks = [
+        {"period": 1, "p50_ms": 2.0, "p99_ms": 10.0, "rss_max_mib": 100.0},
+        {"period": 2, "p50_ms": 2.0, "p99_ms": 14.0, "rss_max_mib": 104.0},
+        {"period": 3, "p50_ms": 3.0, "p99_ms": 30.0, "rss_max_mib": 110.0},
+    ]
+    result = {
+        "orders_by_week": weeks,
+        "per_day": [],
+        "rss_mib": {"max": 110.0, "ceiling": 400.0},
+        "restarts": [
+            {"checkpoint": "off", "answered_s": 60.0},
+            {"checkpoint": "10s", "answered_s": 1.2},
+        ],
+    }
+    flat = flatness(result)
+    assert flat["compared"] == "weeks"
+    assert (flat["rss_ratio"], flat["p50_ratio"], flat["p99_ratio"]) == (1.1, 1.5, 3.0)
+    assert flat["rss_flat"] is True and flat["latency_flat"] is False
+    assert flat["restart_under_3s"] is True
+    result["restarts"] = [{"checkpoint": "(none)", "answered_s": 2.0}]
+    result["rss_mib"] = {"max": 500.0, "ceiling": 400.0}
+    flat = flatness(result)
+    assert flat["restart_under_3s"] is None and flat["rss_flat"] is False
+    one_week = result | {"orders_by_week": weeks[:1], "per_day": weeks}
+    assert flatness(one_week)["compared"] == "days"

@@ -149,7 +149,7 @@ class Run:
         self.span_ms = last - first
         rate = parse_speed(speed)
         start = wall_ms() // 60_000 * 60_000
-        length = math.ceil(self.span_ms * rate.denominator / rate.numerator)
+        length = math.ceil(self.span_ms * rate.denominator / rate.numerator / 60_000) * 60_000
         season = msgspec.structs.replace(
             load_season(SEASON0), id="soak", start=start, end=start + length + MARGIN_MS
         )

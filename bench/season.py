@@ -74,6 +74,7 @@ from bench.season_watch import Watch, flatness, report_figures, sim_clock  # noq
 SEASON0 = ROOT / "seasons" / "season0.toml"
 FIRST_DAY = "2026-12-07"  # Season 0's first day
 COINS = "BTC,ETH,SOL,HYPE"
+REACHED = "reached the end of the recording"  # what the host says when the replay is over
 MARGIN_MS = 3 * 3_600_000  # the season's window outlasts the replay: restarts take orders
 
 
@@ -184,7 +185,7 @@ def stop(proc: subprocess.Popen[str]) -> float:
 
 
 async def trade(
-    run: Run, port: int, pid: int, keys: list[tuple[str, str, str]], pace: float
+    run: Run, proc: subprocess.Popen[str], port: int, keys: list[tuple[str, str, str]], pace: float
 ) -> tuple[Record, Watch, dict[str, Any]]:
     """The agents trade until the replay's scheduled end; the watch samples meanwhile, and
     on until the host says the replay reached its end (or 10 min more)."""
@@ -197,15 +198,19 @@ async def trade(
         Agent(kind, name, key, port, markets, record, seed=i, pace=pace)
         for i, (kind, name, key) in enumerate(keys)
     ]
-    watch = Watch(pid, run.log, port, clock)
+    watch = Watch(proc.pid, run.log, port, clock)
     watching = asyncio.create_task(watch.run())
     end = time.perf_counter() + (end_wall - wall_ms()) / 1000
     await asyncio.gather(*(a.run(end) for a in agents))
-    scheduled = wall_ms()
-    while not run.noted("reached the end of the recording") and wall_ms() - scheduled < 600_000:
-        await asyncio.sleep(0.2)
+    while not run.noted(REACHED) and wall_ms() - end_wall < 600_000:
+        if proc.poll() is not None:
+            raise SystemExit(
+                f"bench: the host stopped during the run (exit {proc.returncode}): see "
+                f"{run.dir / 'host.err'}"
+            )
+        await asyncio.sleep(0.1)
     finish: dict[str, Any] = {"late_s": round((wall_ms() - end_wall) / 1000, 2)}
-    finish["reached_end"] = run.noted("reached the end of the recording")
+    finish["reached_end"] = run.noted(REACHED)
     finish["restart_order"] = await restart_order(port, keys[-1][2])
     watch.stop()
     await watching
@@ -280,7 +285,7 @@ def season(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     names = [(k, f"{k}-{i:02d}") for i, k in enumerate(kinds(args.agents))]
     keys = [(k, n, register(run.log, n, None, wall_ms).key) for k, n in names]
     say(f"host on {info['url']} (pid {proc.pid}); {len(keys)} agents registered; trading")
-    record, watch, finish = asyncio.run(trade(run, info["port"], proc.pid, keys, args.pace))
+    record, watch, finish = asyncio.run(trade(run, proc, info["port"], keys, args.pace))
     stop_s = stop(proc)
     request = finish.pop("restart_order")
     modes: list[str | None] = ["off", run_ckpt] if ckpt else [None]

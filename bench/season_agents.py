@@ -96,7 +96,7 @@ class Agent:
         await self.conn.connect()
         due = time.perf_counter() + rng.uniform(0, self.period)
         while True:
-            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            await asyncio.sleep(max(0.0, min(due, end) - time.perf_counter()))
             if time.perf_counter() >= end:
                 break
             try:
@@ -104,7 +104,10 @@ class Agent:
             except (ConnectionError, asyncio.IncompleteReadError, OSError):
                 self.record.errors += 1
                 self.close()
-                await self.conn.connect()
+                try:
+                    await self.conn.connect()
+                except OSError:  # the host is gone: the bench says so after the run
+                    await asyncio.sleep(1.0)
             self.steps += 1
             due = max(due + self.period * rng.uniform(0.75, 1.25), time.perf_counter())
         self.close()

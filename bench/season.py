@@ -170,8 +170,14 @@ class Run:
         return text in (self.dir / "host.err").read_text(errors="replace")
 
 
-def stop(proc: subprocess.Popen[str]) -> float:
+def stop(proc: subprocess.Popen[str], crash: bool = False) -> float:
+    """SIGINT (a clean stop: the host drains, and writes a last checkpoint if it keeps them)
+    or, ``crash``, SIGKILL (kill -9: what was not checkpointed must be replayed)."""
     began = time.perf_counter()
+    if crash:
+        proc.kill()
+        proc.wait()
+        return time.perf_counter() - began
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(300)
@@ -286,19 +292,24 @@ def season(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     keys = [(k, n, register(run.log, n, None, wall_ms).key) for k, n in names]
     say(f"host on {info['url']} (pid {proc.pid}); {len(keys)} agents registered; trading")
     record, watch, finish = asyncio.run(trade(run, proc, info["port"], keys, args.pace))
-    stop_s = stop(proc)
     request = finish.pop("restart_order")
-    modes: list[str | None] = ["off", run_ckpt] if ckpt else [None]
+    # (checkpoints, how the host before it stopped): with checkpoints after a crash (the
+    # tail since the last periodic one replayed) and after a clean stop, then without
+    plan: list[tuple[str | None, bool]] = [(None, False)]
+    if ckpt:
+        plan = [(run_ckpt, True), (run_ckpt, False), ("off", True)]
+    stop_s = stop(proc, crash=plan[0][1])
     restarts = []
     live: Any = None
     for n in range(args.restarts):
-        for mode in modes:
-            say(f"restart {n + 1}: checkpoints {mode or '(option not available)'}")
+        for i, (mode, crashed) in enumerate(plan):
+            after = "kill -9" if crashed else "SIGINT"
+            say(f"restart {n + 1}: checkpoints {mode or '(option not available)'}, after {after}")
             row, live = restart(run, mode, request)
-            restarts.append(row)
-            last = n == args.restarts - 1 and mode == modes[-1]
-            if not last:
-                stop(live[0])
+            restarts.append(row | {"after": after})
+            if n < args.restarts - 1 or i < len(plan) - 1:
+                following = plan[(i + 1) % len(plan)]
+                stop(live[0], crash=following[1])
     proc, info = live
     log_bytes = run.log.stat().st_size
     verify: dict[str, Any] = {"skipped": True}

@@ -281,6 +281,7 @@ WEEK_COLUMNS = [
 ]
 RESTART_COLUMNS = [
     ("checkpoint", "checkpoints"),
+    ("after", "after"),
     ("listening_s", "listening s"),
     ("answered_s", "order answered s"),
     ("status", "status"),

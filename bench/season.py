@@ -17,11 +17,12 @@ running host and trade on loopback through the API (bench/season_agents.py: 40% 
 30% takers, 10% readers, 20% idle). While it runs, every second: the host's RSS and CPU
 (/proc), the log's size and ``/metrics`` (feed lag, book age, lines written).
 
-At the end: the host is stopped (SIGINT) and restarted on the same log, without and (when
-``arena host --checkpoint-every`` exists; else "not available") with checkpoints, each
-timed from the process's start to the answer of an authenticated order; then ``arena
-verify URL`` (download, replay, compare) and ``arena replay LOG`` of the final log are
-timed (inputs/s, MB/s).
+At the end the host is restarted on the same log, each start timed from the process's
+start to the answer of an authenticated order: when ``arena host --checkpoint-every``
+exists, with checkpoints after a kill -9, with them after SIGINT, and without them
+(``off``) after a kill -9; else once, today's host after SIGINT (checkpoints "not
+available"). Then ``arena verify URL`` (download, replay, compare) and ``arena replay LOG``
+of the final log are timed (inputs/s, MB/s).
 
 Time here is the log's: the host re-stamps the days onto its wall clock, so one simulated
 day lasts 86,400 / speed seconds (~43 s at 2016x) and the rules' times (activation delay,

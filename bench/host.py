@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -70,27 +70,40 @@ def start_host(work: Path, speed: str) -> tuple[subprocess.Popen[str], dict[str,
     season = work / "bench.json"
     doc = {"id": "bench", "start": start, "end": start + 60 * MINUTE_MS, "markets": MARKETS}
     season.write_text(json.dumps(doc))
-    cmd = [sys.executable, "-m", "arena_tui.cli", "host", "--season", str(season)]
-    cmd += ["--log", str(work / "season.jsonl"), "--replay", str(SYNTH), "--speed", speed]
-    proc = subprocess.Popen(
-        [*cmd, "--port", "0", "--json"], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
+    args = ["--season", str(season), "--log", str(work / "season.jsonl")]
+    return launch([*args, "--replay", str(SYNTH), "--speed", speed])
+
+
+def launch(
+    args: list[str], *, timeout: float = 60, stderr: IO[Any] | None = None
+) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    """``arena host ARGS --port 0 --json`` as a subprocess; once it listens, its ready line."""
+    cmd = [sys.executable, "-m", "arena_tui.cli", "host", *args, "--port", "0", "--json"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    if not ready:
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    line = proc.stdout.readline() if ready else ""
+    if not line:
         proc.kill()
-        raise SystemExit("bench: the host did not start")
-    return proc, json.loads(proc.stdout.readline())
+        raise SystemExit(f"bench: the host did not start (exit {proc.wait()})")
+    return proc, json.loads(line)
+
+
+def http_request(method: str, path: str, key: str | None = None, body: bytes = b"") -> bytes:
+    """One HTTP/1.1 request's bytes, kept alive, with the entry's key if given."""
+    auth = f"Authorization: Bearer {key}\r\n" if key else ""
+    kind = "Content-Type: application/json\r\n" if body else ""
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}{kind}"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 class Entry:
     def __init__(self, port: int, key: str, body: bytes) -> None:
         self.port = port
-        head = (
-            f"POST /v1/orders HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
-        self.request = head.encode() + body
+        self.request = http_request("POST", "/v1/orders", key, body)
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -99,17 +112,22 @@ class Entry:
 
     async def send(self) -> tuple[int, float]:
         """One order; (status, latency in ms)."""
+        status, _, ms = await self.exchange(self.request)
+        return status, ms
+
+    async def exchange(self, request: bytes) -> tuple[int, bytes, float]:
+        """Any request (``http_request``) on this connection: (status, body, ms)."""
         assert self.reader is not None and self.writer is not None
         started = time.perf_counter()
-        self.writer.write(self.request)
+        self.writer.write(request)
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head[9:12])
         length = 0
         for line in head.split(b"\r\n"):
             if line[:15].lower() == b"content-length:":
                 length = int(line[15:])
-        await self.reader.readexactly(length)
-        return status, (time.perf_counter() - started) * 1000
+        body = await self.reader.readexactly(length)
+        return status, body, (time.perf_counter() - started) * 1000
 
 
 async def load(entries: list[Entry], seconds: float) -> dict[str, Any]:

@@ -97,12 +97,13 @@ class Api:
         self.dials = session.dials if isinstance(session, Session) else None
         if self.dials is not None:
             self.dials.watch(session, clock)
-        self.openapi = s.ENCODE(document(dials=self.dials is not None))
         self.encoded = Encoded(
             self.engine, self.views, session.season, getattr(session, "store", None)
         )
         # the public endpoints' limits per client (None: none, as in a lockstep run)
         self.public = None if readers is None else PublicLimits(readers, limiter_clock)
+        limited = self.public is not None
+        self.openapi = s.ENCODE(document(dials=self.dials is not None, public_limits=limited))
         self.page = Page(session.season)  # the season page, rendered once
 
     def paths(self) -> dict[str, dict[str, Endpoint]]:
@@ -171,6 +172,8 @@ class Api:
                 forwarded = request.headers.get("x-forwarded-for")
                 wait_ms, limit = public.take(path, peer, forwarded)
                 if wait_ms:
+                    if self.dials is not None:
+                        self.dials.public_limited.labels(path).inc()
                     seconds = retry_after_s(wait_ms)
                     detail = f"{limit}; retry in {seconds} s"
                     return error(429, "RateLimited", detail, **{"Retry-After": str(seconds)})

@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ EXTENSION = "arena.sendfile"
 STEP = 1 << 18  # bytes one os.sendfile call may move (it returns what fits)
 PIECE = 1 << 20  # the fallback's read size
 IDLE_S = 30.0  # a reader that takes no byte for this long is dropped
+CHECK_S = 0.5  # how often a waiting sender looks whether the server is stopping
 THREADS = 16  # bodies sent at once; more wait for a thread (not the loop)
 
 
@@ -93,11 +95,18 @@ class _Placeholder:
 
 
 def pump(
-    out_fd: int, path: Path, offset: int, count: int, idle_s: float = IDLE_S, pace: Pace = PACE
+    out_fd: int,
+    path: Path,
+    offset: int,
+    count: int,
+    *,
+    idle_s: float = IDLE_S,
+    pace: Pace = PACE,
+    abort: threading.Event | None = None,
 ) -> bool:
     """Send ``count`` bytes of ``path`` from ``offset`` to the socket ``out_fd`` (non-
     blocking; closed here). True when all were sent; False if the peer went away, stopped
-    reading for ``idle_s``, or the file ended first."""
+    reading for ``idle_s``, the file ended first, or ``abort`` was set (the server stops)."""
     try:
         src = os.open(path, os.O_RDONLY)
     except OSError:
@@ -105,24 +114,30 @@ def pump(
         return False
     poller = select.poll()
     poller.register(out_fd, select.POLLOUT)
+    abort = abort or threading.Event()
     try:
-        while count > 0:
+        idle = 0.0
+        while count > 0 and not abort.is_set():
             try:
                 sent = os.sendfile(out_fd, src, offset, min(count, STEP))
             except BlockingIOError:
-                if not poller.poll(idle_s * 1000):
+                if poller.poll(CHECK_S * 1000):
+                    continue
+                idle += CHECK_S
+                if idle >= idle_s:
                     return False
                 continue
             except OSError:
                 return False
             if sent == 0:
                 return False
+            idle = 0.0
             offset += sent
             count -= sent
             wait = pace.after(sent)
             if wait > 0:
-                time.sleep(wait)
-        return True
+                abort.wait(wait)
+        return count == 0
     finally:
         os.close(src)
         os.close(out_fd)
@@ -144,28 +159,74 @@ async def pieces(path: Path, start: int, end: int) -> AsyncIterator[bytes]:
         os.close(fd)
 
 
+class _Corked:
+    """A connection's transport that holds an answer's writes until it is whole, then
+    writes them at once: the head and a small body in one system call and one segment
+    instead of two (on loopback each write also runs the reader's side of TCP)."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self._held: list[bytes] | None = None
+
+    def cork(self) -> None:
+        self._held = []
+
+    def uncork(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            self.transport.write(b"".join(held))
+
+    def write(self, data: bytes) -> None:
+        if self._held is None:
+            self.transport.write(data)
+        elif data:
+            self._held.append(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
 class OffloadProtocol(H11Protocol):
-    """uvicorn's h11 protocol with the ``arena.sendfile`` extension (module docstring)."""
+    """uvicorn's h11 protocol with the ``arena.sendfile`` extension (module docstring),
+    writing each answer's head and body together (:class:`_Corked`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         inner: App = self.app
 
         async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
-            if scope["type"] == "http":
-                scope.setdefault("extensions", {})[EXTENSION] = {}
-
-                async def sending(message: dict[str, Any]) -> None:
-                    if message["type"] == EXTENSION:
-                        await self._sendfile(send, message)
-                    else:
-                        await send(message)
-
-                await inner(scope, receive, sending)
-            else:
+            if scope["type"] != "http":
                 await inner(scope, receive, send)
+                return
+            scope.setdefault("extensions", {})[EXTENSION] = {}
+            corked = self.transport
+            assert isinstance(corked, _Corked)
+
+            async def sending(message: dict[str, Any]) -> None:
+                kind = message["type"]
+                if kind == "http.response.start":
+                    corked.cork()
+                    await send(message)
+                    return
+                if kind == EXTENSION:
+                    corked.uncork()
+                    await self._sendfile(send, message)
+                    return
+                try:
+                    await send(message)
+                finally:
+                    corked.uncork()
+
+            try:
+                await inner(scope, receive, sending)
+            finally:
+                corked.uncork()
 
         self.app = app
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.transport = _Corked(transport)  # type: ignore[assignment]  # (delegates)
 
     async def _sendfile(self, send: Send, message: dict[str, Any]) -> None:
         transport, count = self.transport, int(message["count"])
@@ -181,7 +242,14 @@ class OffloadProtocol(H11Protocol):
         out_fd = os.dup(sock.fileno())
         loop = asyncio.get_running_loop()
         path, offset = Path(message["path"]), int(message["offset"])
-        if await loop.run_in_executor(_POOL, pump, out_fd, path, offset, count):
+        abort = threading.Event()
+        job = partial(pump, out_fd, path, offset, count, abort=abort)
+        try:
+            done = await loop.run_in_executor(_POOL, job)
+        except asyncio.CancelledError:  # (the server stops: its thread stops too)
+            abort.set()
+            raise
+        if done:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         transport.abort()  # (the body is cut: the connection cannot carry another answer)

@@ -5,6 +5,7 @@ Run from the repo root::
     python bench/host.py                      # 1,200 entries, 10 s a load, market at 600x
     python bench/host.py --entries 1500 --seconds 20 --speed 3000
     python bench/host.py --json               # one JSON object on stdout, for programs
+    python bench/host.py --only isolation     # only load 3 (readers vs idle)
 
 It starts the real server (``arena host --replay recordings/synth-3coins-20261201.jsonl.gz
 --speed S``, a subprocess, fsync on, its log on this machine's disk) under a season of
@@ -14,7 +15,19 @@ loopback from this process, one keep-alive connection per entry, each entry send
 order every 500 ms (its limit, evenly spaced, phases spread):
 
   load 1: all the entries (2 x entries orders/s offered): accepted orders per second;
-  load 2: 100 entries (200 orders/s): the answer latency, p50 and p99.
+  load 2: 100 entries (200 orders/s): the answer latency, p50 and p99;
+  load 3 (reader isolation): the same 100 entries' order latency with no reader, then
+  with ``--readers`` (50) concurrent public readers, alternating for ``--rounds`` rounds:
+  p50/p95/p99 of each side and the ratio (goal: p99 with readers within 2x of idle).
+
+The readers run in a child process (their own CPU, not this loop's), one thread and one
+kept-alive connection each, each from its own loopback address (127.0.0.2, ...: a client
+of its own to the host's per-client limits), reading in a loop as fast as answers come:
+half of them the whole log, the other half the views (the scores, the entries, one entry's
+marks and another's fills, the season, in turn); each waits out a 429's Retry-After as a
+polite client does. The child runs at nice 19
+(``--readers-nice``): it stands for readers on other machines, whose CPU is not the
+host's; at 0 it takes its even share of this machine's two cores from the host.
 
 Orders are IOC bids 5% under the mark: accepted (200), never filled, closed when they
 activate on the next fresh book, so no entry runs out of slots. The client is a minimal
@@ -28,12 +41,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -54,6 +70,15 @@ MARKETS = [
 TARGET_RATE = 2_000
 TARGET_P99_MS = 20.0
 PERIOD_S = 0.5  # 20 requests per 10 s
+TARGET_ISOLATION = 2.0  # order p99 with readers / idle p99
+LOG_PATHS = ("/v1/log",)
+VIEW_PATHS = (
+    "/v1/scores",
+    "/v1/entries",
+    "/v1/entries/e0/equity",
+    "/v1/entries/e1/fills",
+    "/v1/season",
+)
 
 
 def say(text: str) -> None:
@@ -65,13 +90,15 @@ def wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def start_host(work: Path, speed: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+def start_host(
+    work: Path, speed: str, extra: list[str]
+) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     start = wall_ms() // MINUTE_MS * MINUTE_MS
     season = work / "bench.json"
     doc = {"id": "bench", "start": start, "end": start + 60 * MINUTE_MS, "markets": MARKETS}
     season.write_text(json.dumps(doc))
     args = ["--season", str(season), "--log", str(work / "season.jsonl")]
-    return launch([*args, "--replay", str(SYNTH), "--speed", speed])
+    return launch([*args, "--replay", str(SYNTH), "--speed", speed, *extra])
 
 
 def launch(
@@ -154,38 +181,162 @@ async def load(entries: list[Entry], seconds: float) -> dict[str, Any]:
     elapsed = time.perf_counter() - begin
     latencies.sort()
 
-    def pct(p: float) -> float:
-        return latencies[min(len(latencies) - 1, int(len(latencies) * p))] if latencies else 0.0
-
     return {
         "offered_per_s": round(len(entries) / PERIOD_S),
         "seconds": round(elapsed, 2),
         "statuses": {str(k): v for k, v in sorted(statuses.items())},
         "accepted_per_s": round(statuses.get(200, 0) / elapsed, 1),
-        "p50_ms": round(pct(0.50), 2),
-        "p99_ms": round(pct(0.99), 2),
-        "max_ms": round(latencies[-1], 2) if latencies else 0.0,
+        **percentiles(latencies),
+        "latencies": latencies,
     }
 
 
-async def bench(port: int, keys: list[str], body: bytes, seconds: float) -> dict[str, Any]:
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    """p50/p95/p99/max of sorted ``latencies`` (ms)."""
+
+    def pct(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(len(latencies) * p))] if latencies else 0.0
+
+    out = {f"p{round(p * 100)}_ms": round(pct(p), 2) for p in (0.50, 0.95, 0.99)}
+    return out | {"max_ms": round(latencies[-1], 2) if latencies else 0.0}
+
+
+async def bench(
+    port: int, keys: list[str], body: bytes, args: argparse.Namespace
+) -> dict[str, Any]:
+    seconds = args.seconds
     entries = [Entry(port, k, body) for k in keys]
     for i in range(0, len(entries), 100):
         await asyncio.gather(*(e.connect() for e in entries[i : i + 100]))
-    say(f"load 1: {len(entries):,} entries at their limit for {seconds:g} s")
-    full = await load(entries, seconds)
-    await asyncio.sleep(10)  # the limiter's window empties before the second load
-    light_entries = entries[:100]
-    for e in light_entries:  # (a fresh connection each: idle ones may have been closed)
-        assert e.writer is not None
-        e.writer.close()
-        await e.connect()
-    say(f"load 2: 100 entries at their limit (200 orders/s) for {seconds:g} s")
-    light = await load(light_entries, seconds)
+    out: dict[str, Any] = {}
+    if args.only in (None, "throughput"):
+        say(f"load 1: {len(entries):,} entries at their limit for {seconds:g} s")
+        out["load_full"] = await load(entries, seconds)
+        await asyncio.sleep(10)  # the limiter's window empties before the second load
+        light_entries = await fresh(entries[:100])
+        say(f"load 2: 100 entries at their limit (200 orders/s) for {seconds:g} s")
+        out["load_200"] = await load(light_entries, seconds)
+        out["load_full"].pop("latencies")
+        out["load_200"].pop("latencies")
+    if args.only in (None, "isolation"):
+        if "load_200" in out:
+            await asyncio.sleep(10)
+        out["isolation"] = await isolation(await fresh(entries[:100]), port, args)
     for e in entries:
         assert e.writer is not None
         e.writer.close()
-    return {"load_full": full, "load_200": light}
+    return out
+
+
+async def fresh(entries: list[Entry]) -> list[Entry]:
+    """``entries`` on fresh connections (idle ones may have been closed)."""
+    for e in entries:
+        assert e.writer is not None
+        e.writer.close()
+        await e.connect()
+    return entries
+
+
+async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Load 3: the entries' order latency idle and with readers, alternating rounds."""
+    idle: list[float] = []
+    busy: list[float] = []
+    readers: list[dict[str, Any]] = []
+    for r in range(args.rounds):
+        say(f"load 3, round {r + 1}/{args.rounds}: 200 orders/s idle for {args.seconds:g} s")
+        idle += (await load(entries, args.seconds))["latencies"]
+        say(f"load 3, round {r + 1}/{args.rounds}: with {args.readers} public readers")
+        child = start_readers(port, args.readers, args.seconds + 1.5, args.readers_nice)
+        busy += (await load(entries, args.seconds))["latencies"]
+        out, _ = await asyncio.to_thread(child.communicate, None, 60)
+        readers.append(json.loads(out))
+    idle.sort()
+    busy.sort()
+    a, b = percentiles(idle), percentiles(busy)
+    ratio = {k: round(b[k] / a[k], 2) if a[k] else 0.0 for k in ("p50_ms", "p95_ms", "p99_ms")}
+    statuses: dict[str, int] = {}
+    for got in readers:
+        for k, v in got["statuses"].items():
+            statuses[k] = statuses.get(k, 0) + v
+    return {
+        "readers": args.readers,
+        "readers_nice": args.readers_nice,
+        "rounds": args.rounds,
+        "idle": a,
+        "with_readers": b,
+        "ratio": ratio,
+        "reader_mb_per_s": round(
+            sum(x["bytes"] for x in readers) / 1e6 / sum(x["seconds"] for x in readers), 1
+        ),
+        "reader_statuses": dict(sorted(statuses.items())),
+        "target_met": ratio["p99_ms"] <= TARGET_ISOLATION,
+    }
+
+
+def start_readers(port: int, n: int, seconds: float, nice: int) -> subprocess.Popen[str]:
+    cmd = [sys.executable, __file__, "--reader-child", str(port), str(n), str(seconds)]
+    child = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: os.nice(nice)
+    )
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != "ready":
+        raise SystemExit("bench: the readers did not start")
+    return child
+
+
+def reader_child(port: int, n: int, seconds: float) -> None:
+    """The child: ``n`` reader threads for ``seconds``; prints ready, then one JSON line."""
+    stop = time.monotonic() + seconds
+    total = [0] * n
+    statuses: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def read(i: int) -> None:
+        buf = bytearray(1 << 20)
+        view = memoryview(buf)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((f"127.0.0.{2 + i}", 0))
+        sock.connect(("127.0.0.1", port))
+        sock.settimeout(30)
+        turn = i // 2
+        paths = LOG_PATHS if i % 2 == 0 else VIEW_PATHS
+        while time.monotonic() < stop:
+            path = paths[turn % len(paths)]
+            turn += 1
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                got = sock.recv(65536)
+                if not got:
+                    return
+                head += got
+            head, _, rest = head.partition(b"\r\n\r\n")
+            status = head[9:12].decode()
+            pairs = (line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
+            fields = {name.strip().lower(): value.strip() for name, value in pairs}
+            length = int(fields.get(b"content-length", b"0"))
+            left = length - len(rest)
+            while left > 0:
+                n_read = sock.recv_into(view[: min(left, len(buf))])
+                if not n_read:
+                    return
+                left -= n_read
+            total[i] += length
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+            if status == "429":
+                time.sleep(min(float(fields.get(b"retry-after", b"1")), stop - time.monotonic()))
+        sock.close()
+
+    threads = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(n)]
+    started = time.monotonic()
+    print("ready", flush=True)
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(seconds + 30)
+    elapsed = time.monotonic() - started
+    print(json.dumps({"bytes": sum(total), "seconds": elapsed, "statuses": statuses}))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -194,12 +345,24 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--speed", default="600", help="market data: times real time")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", choices=["throughput", "isolation"], help="run only these loads")
+    ap.add_argument("--readers", type=int, default=50, help="load 3: public readers")
+    ap.add_argument("--rounds", type=int, default=3, help="load 3: idle/readers rounds")
+    ap.add_argument("--readers-nice", type=int, default=19, help="load 3: the readers' nice")
+    ap.add_argument(
+        "--host-arg", action="append", default=[], help="one more argument to arena host"
+    )
+    ap.add_argument("--reader-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.reader_child:
+        port, n, seconds = args.reader_child
+        reader_child(int(port), int(n), float(seconds))
+        return
     if args.entries < 100:
         ap.error("--entries: at least 100 (the second load uses 100)")
     with tempfile.TemporaryDirectory(dir=ROOT, prefix=".bench-host-") as tmp:
         work = Path(tmp)
-        proc, info = start_host(work, args.speed)
+        proc, info = start_host(work, args.speed, args.host_arg)
         try:
             say(f"host on {info['url']}; registering {args.entries:,} entries")
             log = work / "season.jsonl"
@@ -211,16 +374,17 @@ def main(argv: list[str] | None = None) -> None:
             ).encode()
             lines_before = sum(1 for _ in log.open("rb"))
             started = time.perf_counter()
-            result = asyncio.run(bench(info["port"], keys, body, args.seconds))
+            result = asyncio.run(bench(info["port"], keys, body, args))
             lines = sum(1 for _ in log.open("rb")) - lines_before
             result["log_lines_per_s"] = round(lines / (time.perf_counter() - started))
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(30)
-    full, light = result["load_full"], result["load_200"]
-    result["target_rate_met"] = full["accepted_per_s"] >= TARGET_RATE
-    result["target_p99_met"] = light["p99_ms"] < TARGET_P99_MS
     result |= {"entries": args.entries, "speed": args.speed, "fsync": True}
+    full, light = result.get("load_full"), result.get("load_200")
+    if full is not None and light is not None:
+        result["target_rate_met"] = full["accepted_per_s"] >= TARGET_RATE
+        result["target_p99_met"] = light["p99_ms"] < TARGET_P99_MS
     if args.json:
         print(json.dumps(result))
         return
@@ -229,16 +393,31 @@ def main(argv: list[str] | None = None) -> None:
         f"arena host: {args.entries:,} entries at 20 requests per 10 s, market data replayed "
         f"at {args.speed}x, fsync on; {result['log_lines_per_s']:,} log lines/s overall"
     )
-    print(
-        f"  load 1: {full['offered_per_s']:,} orders/s offered: {full['accepted_per_s']:,.0f} "
-        f"accepted/s (statuses {full['statuses']}), p50 {full['p50_ms']} ms, p99 "
-        f"{full['p99_ms']} ms; target >= {TARGET_RATE:,}/s: {yes[result['target_rate_met']]}"
-    )
-    print(
-        f"  load 2: {light['offered_per_s']} orders/s: p50 {light['p50_ms']} ms, p99 "
-        f"{light['p99_ms']} ms, max {light['max_ms']} ms; target p99 < {TARGET_P99_MS:g} ms: "
-        f"{yes[result['target_p99_met']]}"
-    )
+    if full is not None and light is not None:
+        print(
+            f"  load 1: {full['offered_per_s']:,} orders/s offered: "
+            f"{full['accepted_per_s']:,.0f} accepted/s (statuses {full['statuses']}), p50 "
+            f"{full['p50_ms']} ms, p99 {full['p99_ms']} ms; target >= {TARGET_RATE:,}/s: "
+            f"{yes[result['target_rate_met']]}"
+        )
+        print(
+            f"  load 2: {light['offered_per_s']} orders/s: p50 {light['p50_ms']} ms, p99 "
+            f"{light['p99_ms']} ms, max {light['max_ms']} ms; target p99 < "
+            f"{TARGET_P99_MS:g} ms: {yes[result['target_p99_met']]}"
+        )
+    iso = result.get("isolation")
+    if iso is not None:
+        a, b, r = iso["idle"], iso["with_readers"], iso["ratio"]
+        print(
+            f"  load 3: 200 orders/s, {iso['rounds']} rounds idle / with {iso['readers']} "
+            f"public readers ({iso['reader_mb_per_s']:,} MB/s read, statuses "
+            f"{iso['reader_statuses']}):"
+        )
+        for k in ("p50_ms", "p95_ms", "p99_ms"):
+            print(f"    {k[:-3]}: idle {a[k]} ms, with readers {b[k]} ms: {r[k]}x")
+        print(
+            f"    target p99 with readers <= {TARGET_ISOLATION:g}x idle: {yes[iso['target_met']]}"
+        )
 
 
 if __name__ == "__main__":

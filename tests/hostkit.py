@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from arena_tui.commands.replay import write_scores
+from arena_tui.host.clients import ReaderOptions
 from arena_tui.host.feeds import Push
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
@@ -41,6 +42,7 @@ MARKETS = [
     {"coin": "ETH", "asset": 1, "szDecimals": 4},
 ]
 FAST = {"activation_delay_ms": 200}
+UNLIMITED = ReaderOptions(default=None, by_path={}, log_rate=0)  # no public limit
 
 
 def season_file(path: Path, *, minutes: int = 30, markets: Any = None, **rules: int) -> Path:
@@ -161,15 +163,17 @@ def hosted(
     body_max: int = 4096,
     entries: tuple[str, ...] = ("alice", "bob"),
     market: bool = True,
+    readers: ReaderOptions = UNLIMITED,
     **rules: int,
 ) -> Iterator[Hosted]:
-    """A host in a thread on a fresh log, with ``entries`` registered and BTC priced."""
+    """A host in a thread on a fresh log, with ``entries`` registered and BTC priced;
+    its public endpoints unlimited unless ``readers`` says otherwise (tests poll them)."""
     season = season or season_file(tmp_path / "season.json", **rules)
     opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0, body_max=body_max)
     feed = ManualFeed()
     notes: list[str] = []
     kwargs: dict[str, Any] = {"limiter_clock": limiter_clock} if limiter_clock else {}
-    host = Host(opts, feed=feed, note=notes.append, **kwargs).start()
+    host = Host(opts, feed=feed, note=notes.append, readers=readers, **kwargs).start()
     h = Hosted(host, feed, host.info["url"], opts.log, limiter_clock, notes)
     try:
         for name in entries:

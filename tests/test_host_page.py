@@ -10,6 +10,7 @@ Where no Chromium exists the browser tests skip, saying how to get one.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena_tui.host.clients import ReaderOptions, parse_trusted
 from arena_tui.host.page import script_json
 from arena_tui.host.store import db_path
 from arena_tui.record.feed import wall_ms
@@ -94,10 +96,43 @@ def shown_rows(pg: Any) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in cells]
 
 
+# The host's default public limits: the browser (from 127.0.0.1) is counted at them. The
+# test's own reads poll fast (wait_until), so they come as a trusted proxy's (127.0.0.2)
+# with a new X-Forwarded-For each: fresh clients, never limited, leaving the browser's
+# windows to the browser alone.
+PAGE_READERS = ReaderOptions(trusted=parse_trusted(["127.0.0.2"]))
+
+
+_SEQ = itertools.count()
+
+
+def _fresh_client(request: httpx.Request) -> None:
+    n = next(_SEQ)
+    request.headers["X-Forwarded-For"] = f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+
+
+class PageHosted(Hosted):
+    def client(self, name: str | None = None) -> httpx.Client:
+        c = super().client(name)
+        local = httpx.HTTPTransport(local_address="127.0.0.2")
+        return httpx.Client(
+            base_url=c.base_url,
+            headers=c.headers,
+            timeout=c.timeout,
+            transport=local,
+            event_hooks={"request": [_fresh_client]},
+        )
+
+
 @pytest.fixture
 def season_host(tmp_path: Path) -> Iterator[Hosted]:
-    with hosted(tmp_path, mark_interval_ms=1000) as h:
+    with hosted(tmp_path, mark_interval_ms=1000, readers=PAGE_READERS) as h:
+        h.__class__ = PageHosted
         yield h
+        # the browser polled at the defaults and was never refused
+        other = httpx.HTTPTransport(local_address="127.0.0.3")
+        with httpx.Client(base_url=h.url, transport=other) as c:
+            assert "arena_public_limited_total{" not in c.get("/metrics").text
 
 
 def test_the_page_shows_the_served_rows_and_follows_new_marks_and_fills(

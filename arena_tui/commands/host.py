@@ -18,6 +18,13 @@ from arena_tui.commands.lockstep import (
     announce_keys,
     lockstep_report,
 )
+from arena_tui.host.clients import (
+    PUBLIC_PATHS,
+    LimitError,
+    ReaderOptions,
+    parse_limits,
+    parse_trusted,
+)
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.restamp import SpeedError, parse_speed
 from arena_tui.logs.meta import WS_URL
@@ -134,6 +141,37 @@ def host_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="When ready, print one JSON line (url, port, ...).")
     ] = False,
+    public_limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--public-limit",
+            metavar="[PATH=]N/SECONDS|off",
+            help="Requests each client (by address) may make to each public endpoint in "
+            "any SECONDS; over it: 429 with Retry-After. N/SECONDS sets every public "
+            "endpoint's, PATH=N/SECONDS one's (repeat; e.g. /v1/log=10/10), off none. "
+            "Default 20/10, and 10/10 for /v1/log. Entrants' keyed requests keep the "
+            "season's own limit.",
+        ),
+    ] = None,
+    trust_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trust-proxy",
+            metavar="ADDR",
+            help="A reverse proxy (address or network, repeat) whose X-Forwarded-For names "
+            "the client the public limits count; from any other peer the header is ignored. "
+            "Behind a proxy on this machine: --trust-proxy 127.0.0.1.",
+        ),
+    ] = None,
+    log_rate: Annotated[
+        float,
+        typer.Option(
+            "--log-rate",
+            min=0,
+            help="MB/s that GET /v1/log may send, all readers together (0: no cap), so "
+            "readers cannot take the CPU the orders need.",
+        ),
+    ] = 50.0,
 ) -> None:
     """Serve a season over HTTP: agents trade with the seven-field order.
 
@@ -212,7 +250,8 @@ def host_command(
         body_max=body_max,
         checkpoint_every_ms=every_ms,
     )
-    server = Host(opts, on_ready=lambda info: _announce(info, as_json))
+    readers = reader_options(public_limit or [], trust_proxy or [], log_rate)
+    server = Host(opts, on_ready=lambda info: _announce(info, as_json), readers=readers)
     server.run()
     session = server.session
     written = session.written if session is not None else 0
@@ -237,6 +276,18 @@ def parse_every(text: str) -> int | None:
             param_hint="--checkpoint-every",
         )
     return ms
+
+def reader_options(limits: list[str], proxies: list[str], log_rate: float) -> ReaderOptions:
+    """The public side's options, or a one-line error naming the option."""
+    try:
+        default, by_path = parse_limits(limits, PUBLIC_PATHS)
+    except LimitError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--public-limit") from None
+    try:
+        trusted = parse_trusted(proxies)
+    except LimitError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--trust-proxy") from None
+    return ReaderOptions(default, by_path, trusted, round(log_rate * 1_000_000))
 
 
 def _announce(info: dict[str, object], as_json: bool) -> None:

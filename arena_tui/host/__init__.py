@@ -5,7 +5,9 @@ the log and fsynced before the engine applies it, in batches), ``views`` (what t
 reads besides the engine: fills, books, keys, score rows, stream subscribers, all derived
 from the log), ``feeds`` and ``restamp`` (market data: the live feed, or a recorded log
 played at a speed), ``app`` and ``answers`` (the HTTP API on Starlette), ``logserve``
-(``GET /v1/log``: the durable log, by ranges), ``schemas`` (a request body read strictly)
+(``GET /v1/log``: the durable log, by ranges), ``offload`` (large bodies sent from a
+file by worker threads, off the loop), ``encoded`` (the public views as bytes, encoded
+once per change), ``clients`` (the public endpoints' per-client limits), ``schemas`` (a request body read strictly)
 and ``openapi`` (the document describing the bodies), ``auth``, ``ratelimit``,
 ``store`` (SQLite score rows), ``lock`` and ``control`` (one server per log; registering
 while it runs), ``register`` (``arena register``), ``plan`` (a log's season and market

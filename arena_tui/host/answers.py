@@ -73,17 +73,21 @@ def fill(e: ev.Fill, seq: int, note: str | None) -> s.Fill:
     )
 
 
+def fills_span(views: Views, entry: str, since: int) -> tuple[int, int]:
+    """The indexes ``[first, last)`` of the entry's fills an answer for ``since`` holds."""
+    first = bisect.bisect_left(views.fill_times.get(entry, []), since)
+    return first, min(len(views.fills.get(entry, ())), first + MAX_FILLS)
+
+
 def fills(views: Views, entry: str, since: int) -> s.Fills:
     """The entry's fills with ``t >= since``, oldest first, at most MAX_FILLS."""
     mine = views.fills.get(entry, [])
-    times = views.fill_times.get(entry, [])
-    first = bisect.bisect_left(times, since)
-    chosen = mine[first : first + MAX_FILLS]
-    out = [fill(e, first + i + 1, views.note_of(e)) for i, e in enumerate(chosen)]
-    return s.Fills(fills=out, more=first + MAX_FILLS < len(mine))
+    first, last = fills_span(views, entry, since)
+    out = [fill(mine[i], i + 1, views.note_of(mine[i])) for i in range(first, last)]
+    return s.Fills(fills=out, more=last < len(mine))
 
 
-def _mark(marks: Marks, i: int) -> s.MarkOut:
+def mark_out(marks: Marks, i: int) -> s.MarkOut:
     return s.MarkOut(
         t=marks.t[i],
         equity=marks.equity[i],
@@ -101,7 +105,7 @@ def equity(views: Views, entry: str, since: int) -> s.Equity:
         return s.Equity(entry=entry, marks=[], more=False)
     first = marks.first_at(since)
     last = min(len(marks), first + MAX_MARKS)
-    out = [_mark(marks, i) for i in range(first, last)]
+    out = [mark_out(marks, i) for i in range(first, last)]
     return s.Equity(entry=entry, marks=out, more=last < len(marks))
 
 
@@ -132,7 +136,7 @@ def entries(eng: Engine, views: Views, season: Season) -> s.Entries:
                 entry=name,
                 fills=len(views.fills.get(name, ())),
                 marks=0 if marks is None else len(marks),
-                mark=_mark(marks, len(marks) - 1) if marks else None,
+                mark=mark_out(marks, len(marks) - 1) if marks else None,
                 row=None if row is None else _row(row),
             )
         )

@@ -7,7 +7,10 @@ anything. What passes is an input: the session logs it, fsyncs it, applies it, a
 handler answers from the events it caused (200, or 422 with the engine's reason). Reads
 answer from the engine's state and the views, on the event loop thread that owns them.
 The public reads (the season and its file, the scores, the log, each entry's marks and
-fills) take no key and no slot of any entry's limit: they show what the log makes public.
+fills, the page, the dials) take no key and no slot of any entry's limit: they show what
+the log makes public. Each has its own limit per client instead (``clients``), and costs
+the loop little: the large views are bytes encoded once per change (``encoded``), the
+log's bytes are sent by worker threads (``offload``).
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from arena_tui.host import answers, logserve, metrics
 from arena_tui.host import schemas as s
+from arena_tui.host.clients import PublicLimits, ReaderOptions
+from arena_tui.host.encoded import Encoded
 from arena_tui.host.openapi import document
 from arena_tui.host.page import Page
-from arena_tui.host.ratelimit import MovingWindow, retry_after_s
+from arena_tui.host.ratelimit import MovingWindow, monotonic_ms, retry_after_s
 from arena_tui.host.session import LogWriteError, Session
 from arena_tui.host.views import Subscriber
 from arena_tui.logs.notes import NoteError, check_note
-from arena_tui.season.file import PAPER
 from arena_tui.wire import api as w
 from engine import MalformedInput, format_cloid, parse_cloid
 from engine import events as ev
@@ -79,6 +83,8 @@ class Api:
         body_max: int,
         clock: Callable[[], int],
         season_file: bytes = b"",
+        readers: ReaderOptions | None = None,
+        limiter_clock: Callable[[], int] = monotonic_ms,
     ) -> None:
         self.session = session
         self.season_file = season_file  # the season file beside the log, as on disk at start
@@ -91,8 +97,13 @@ class Api:
         self.dials = session.dials if isinstance(session, Session) else None
         if self.dials is not None:
             self.dials.watch(session, clock)
-        self.openapi = s.ENCODE(document(dials=self.dials is not None))
-        self._scores: tuple[tuple[int, int, int | None], bytes] | None = None
+        self.encoded = Encoded(
+            self.engine, self.views, session.season, getattr(session, "store", None)
+        )
+        # the public endpoints' limits per client (None: none, as in a lockstep run)
+        self.public = None if readers is None else PublicLimits(readers, limiter_clock)
+        limited = self.public is not None
+        self.openapi = s.ENCODE(document(dials=self.dials is not None, public_limits=limited))
         self.page = Page(session.season)  # the season page, rendered once
 
     def paths(self) -> dict[str, dict[str, Endpoint]]:
@@ -125,7 +136,8 @@ class Api:
         # a path takes with the first partly matching route's Allow, so two routes for
         # /v1/orders made OPTIONS /v1/orders say "Allow: POST" (GET missing).
         routes: list[BaseRoute] = [
-            _route(p, by_method, self.dials) for p, by_method in self.paths().items()
+            _route(p, self._limited(p, by_method), self.dials)
+            for p, by_method in self.paths().items()
         ]
         routes.append(WebSocketRoute("/v1/stream", self.stream))
         handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _server_error}
@@ -146,6 +158,30 @@ class Api:
             detail = f"{limit}; retry in {seconds} s"
             return error(429, "RateLimited", detail, **{"Retry-After": str(seconds)})
         return entry
+
+    def _limited(self, path: str, by_method: dict[str, Endpoint]) -> dict[str, Endpoint]:
+        """A public path's endpoints behind its per-client limit (an authenticated one's,
+        the entry's limit, as they are)."""
+        public = self.public
+        if public is None or path in AUTHED or public.window(path) is None:
+            return by_method
+
+        def limited(handler: Endpoint) -> Endpoint:
+            async def endpoint(request: Request) -> Response:
+                peer = request.client.host if request.client is not None else None
+                forwarded = request.headers.get("x-forwarded-for")
+                wait_ms, limit = public.take(path, peer, forwarded)
+                if wait_ms:
+                    if self.dials is not None:
+                        self.dials.public_limited.labels(path).inc()
+                    seconds = retry_after_s(wait_ms)
+                    detail = f"{limit}; retry in {seconds} s"
+                    return error(429, "RateLimited", detail, **{"Retry-After": str(seconds)})
+                return await handler(request)
+
+            return endpoint
+
+        return {method: limited(handler) for method, handler in by_method.items()}
 
     def _authed(self, handler: Handler) -> Endpoint:
         async def endpoint(request: Request) -> Response:
@@ -240,7 +276,7 @@ class Api:
 
     async def get_fills(self, request: Request, entry: str) -> Response:
         since = _int_param(request, "since") or 0
-        return answer(answers.fills(self.views, entry, since))
+        return answer(self.encoded.fills(entry, since))
 
     async def get_account(self, request: Request, entry: str) -> Response:
         return answer(answers.account(self.engine, entry))
@@ -260,13 +296,7 @@ class Api:
             day = _int_param(request, "day")
         except s.BadBody as exc:
             return error(400, "BadRequest", str(exc))
-        store = self.session.store
-        key = (store.version, store.data_version(), day)  # (a write by another process too)
-        if self._scores is None or self._scores[0] != key:
-            doc = {"season": self.session.season.id, "paper": PAPER}
-            doc |= {"final": self.engine.over, "rows": store.rows(day)}
-            self._scores = (key, s.ENCODE(doc))
-        return answer(self._scores[1])
+        return answer(self.encoded.scores(day))
 
     async def get_season_file(self, request: Request) -> Response:
         return answer(self.season_file)
@@ -287,7 +317,7 @@ class Api:
         return logserve.log_response(self.session.log, size, status, start, end, head)
 
     async def get_entries(self, request: Request) -> Response:
-        return answer(answers.entries(self.engine, self.views, self.session.season))
+        return answer(self.encoded.entries())
 
     def _entry(self, request: Request) -> str | Response:
         entry = str(request.path_params["entry"])
@@ -300,14 +330,14 @@ class Api:
         if isinstance(entry, Response):
             return entry
         since = _int_param(request, "since") or 0
-        return answer(answers.equity(self.views, entry, since))
+        return answer(self.encoded.equity(entry, since))
 
     async def get_entry_fills(self, request: Request) -> Response:
         entry = self._entry(request)
         if isinstance(entry, Response):
             return entry
         since = _int_param(request, "since") or 0
-        return answer(answers.fills(self.views, entry, since))
+        return answer(self.encoded.fills(entry, since))
 
     async def get_openapi(self, request: Request) -> Response:
         return answer(self.openapi)
@@ -420,6 +450,10 @@ class _TooLarge(Exception):
 
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
+# the paths behind a key (the entry's limit); every other path is public (its own limit)
+AUTHED = frozenset(
+    ("/v1/orders", "/v1/cancel", "/v1/fills", "/v1/account", "/v1/book/{coin}", "/v1/stream")
+)
 
 
 def _too_large(limit: int) -> Response:

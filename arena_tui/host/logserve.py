@@ -5,7 +5,9 @@ so the host serves it, public like the scores (only key hashes are in it). What 
 is never more than the session's ``durable_size``, the bytes written and fsynced, all whole
 lines (a torn tail is cut at start, before anything is served), captured when the request
 arrives: a reader never sees a line the server could still lose, nor half of one. The body
-streams from the file in ``CHUNK`` pieces (a season's log may be hundreds of MB).
+is sent from the file by a worker thread (``os.sendfile``, :mod:`arena_tui.host.offload`),
+never through the event loop the orders share: a season's log may be gigabytes and its
+readers many.
 
 A follower reads on from where it stopped, by ``Range: bytes=N-`` (206, ``Content-Range``)
 or ``?offset=N`` (200): see :func:`byte_slice` for every case and docs/api.md for the table.
@@ -13,16 +15,15 @@ or ``?offset=N`` (200): see :func:`byte_slice` for every case and docs/api.md fo
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from arena_tui.host import offload
 
 NDJSON = "application/x-ndjson"
-CHUNK = 1 << 20
 MAX_DIGITS = 18
 _RANGE = re.compile(r"bytes=(?:(\d{1,18})-(\d{1,18})?|-(\d{1,18}))", re.IGNORECASE)
 
@@ -82,18 +83,27 @@ def log_headers(size: int) -> dict[str, str]:
     return {"Accept-Ranges": "bytes", "Arena-Log-Size": str(size)}
 
 
-async def _pieces(path: Path, start: int, end: int) -> AsyncIterator[bytes]:
-    fd = await asyncio.to_thread(os.open, path, os.O_RDONLY)
-    try:
-        pos = start
-        while pos < end:
-            piece = await asyncio.to_thread(os.pread, fd, min(CHUNK, end - pos), pos)
-            if not piece:  # (the file never shrinks while the server holds its lock)
-                return
-            yield piece
-            pos += len(piece)
-    finally:
-        os.close(fd)
+class LogSlice(Response):
+    """The bytes ``[start, end)`` of the log file as a response body: sent by a worker
+    thread where the server offers ``arena.sendfile``, else read in pieces in its pool."""
+
+    media_type = NDJSON
+
+    def __init__(self, path: Path, start: int, end: int, status: int, headers: dict[str, str]):
+        super().__init__(None, status, headers, NDJSON)
+        self.path, self.start, self.end = path, start, end
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        start = {"type": "http.response.start", "status": self.status_code}
+        await send(start | {"headers": self.raw_headers})
+        count = self.end - self.start
+        if count and offload.EXTENSION in scope.get("extensions", {}):
+            message = {"type": offload.EXTENSION, "path": str(self.path)}
+            await send(message | {"offset": self.start, "count": count})
+            return
+        async for piece in offload.pieces(self.path, self.start, self.end):
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def log_response(path: Path, size: int, status: int, start: int, end: int, head: bool) -> Response:
@@ -104,4 +114,4 @@ def log_response(path: Path, size: int, status: int, start: int, end: int, head:
         headers["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
     if head:
         return Response(b"", status, headers=headers, media_type=NDJSON)
-    return StreamingResponse(_pieces(path, start, end), status, headers, media_type=NDJSON)
+    return LogSlice(path, start, end, status, headers)

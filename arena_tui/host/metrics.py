@@ -63,6 +63,12 @@ class Dials:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.public_limited = Counter(
+            "arena_public_limited",
+            "Public requests refused (429) by their endpoint's per-client limit, by route",
+            ["route"],
+            registry=r,
+        )
         self.fsync = Histogram(
             "arena_log_fsync_duration_seconds",
             "Time the log writer spent in fsync, one observation per batch (group commit)",

@@ -45,6 +45,16 @@ _ERRORS = {
 }
 
 
+_PUBLIC_LIMITED = {
+    **_json(
+        "Error",
+        "Over this endpoint's limit for one client (by address; default 20 requests in any "
+        "10 s, 10 for /v1/log: the host's --public-limit): error RateLimited, nothing done",
+    ),
+    "headers": _ERRORS["429"]["headers"],
+}
+
+
 def _errors(*codes: str) -> dict[str, Any]:
     return {code: _ERRORS[code] for code in codes}
 
@@ -96,9 +106,9 @@ def _named_by(field: str, kind: str) -> dict[str, Any]:
     return {"required": [field], "properties": props}
 
 
-def document(*, dials: bool = False) -> dict[str, Any]:
+def document(*, dials: bool = False, public_limits: bool = False) -> dict[str, Any]:
     """The document; ``dials``: with ``/healthz`` and ``/metrics`` (the hosted season's,
-    not a lockstep run's)."""
+    not a lockstep run's); ``public_limits``: every public operation may answer 429."""
     authed = {"security": SECURED}
     paths: dict[str, Any] = {
         "/v1/orders": {
@@ -210,6 +220,11 @@ def document(*, dials: bool = False) -> dict[str, Any]:
     }
     if dials:
         paths |= {"/healthz": {"get": _healthz()}, "/metrics": {"get": _metrics()}}
+    if public_limits:
+        for item in paths.values():
+            for op in item.values():
+                if "security" not in op:
+                    op["responses"]["429"] = _PUBLIC_LIMITED
     return {
         "openapi": "3.1.0",
         "info": {

@@ -18,6 +18,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 
+PRUNE_EVERY = 4096  # takes between two sweeps of the keys with nothing in the window
+
 
 def monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
@@ -30,10 +32,14 @@ class MovingWindow:
         self.window_ms = window_ms
         self.clock = clock
         self._hits: dict[str, deque[int]] = {}
+        self._takes = 0
 
     def take(self, key: str) -> int:
         """0 if the request is allowed (and counted); else the ms until one would be."""
         now = self.clock()
+        self._takes += 1
+        if not self._takes % PRUNE_EVERY:
+            self.prune(now)
         hits = self._hits.get(key)
         if hits is None:
             hits = self._hits[key] = deque()
@@ -44,6 +50,17 @@ class MovingWindow:
             return hits[0] - cutoff
         hits.append(now)
         return 0
+
+    def prune(self, now: int) -> None:
+        """Forget the keys with no request in the window (a public limit's clients come
+        and go: their number must not grow for ever). Changes no answer."""
+        cutoff = now - self.window_ms
+        for key in [k for k, hits in self._hits.items() if not hits or hits[-1] <= cutoff]:
+            del self._hits[key]
+
+    def __len__(self) -> int:
+        """The keys held."""
+        return len(self._hits)
 
     def restore(self, logged: Mapping[str, Iterable[int]], wall_now: int) -> None:
         """Count again each key's requests logged in the last window (at a start).

@@ -25,12 +25,15 @@ from typing import Any
 import msgspec
 import uvicorn
 
-from arena_tui.host import control
+from arena_tui.host import control, offload
 from arena_tui.host.app import Api
 from arena_tui.host.checkpoint import Checkpoints
+
+from arena_tui.host.clients import ReaderOptions
 from arena_tui.host.errors import HostError
 from arena_tui.host.feeds import LiveHostFeed, MarketFeed, ReplayFeed
 from arena_tui.host.lock import LogLock
+from arena_tui.host.offload import OffloadProtocol
 from arena_tui.host.plan import HostOptions, Plan, plan, season_path
 from arena_tui.host.ratelimit import MovingWindow, monotonic_ms
 from arena_tui.host.session import Session
@@ -61,8 +64,10 @@ class Host:
         note: Callable[[str], None] = stderr_note,
         feed: MarketFeed | None = None,
         on_ready: Callable[[dict[str, Any]], None] | None = None,
+        readers: ReaderOptions | None = None,
     ) -> None:
         self.opts = opts
+        self.readers = ReaderOptions() if readers is None else readers
         self.clock = clock
         self.limiter_clock = limiter_clock
         self.note = note
@@ -182,7 +187,10 @@ class Host:
             body_max=self.opts.body_max,
             clock=self.clock,
             season_file=self.season_file,
+            readers=self.readers,
+            limiter_clock=self.limiter_clock,
         )
+        offload.PACE.rate = self.readers.log_rate
         return uvicorn_config(api.app(), graceful_s=2)
 
     def _ready(self, sock: socket.socket) -> None:
@@ -269,9 +277,14 @@ class Host:
 
 def uvicorn_config(app: Any, *, graceful_s: int) -> uvicorn.Config:
     """How the host and a lockstep run serve their API: no logging or lifespan of
-    uvicorn's, the sans-I/O WebSocket, kept-alive connections, no Server header."""
+    uvicorn's, the sans-I/O WebSocket, kept-alive connections, no Server header; h11 with
+    the ``arena.sendfile`` extension (large bodies sent off the loop), and no client
+    address taken from ``X-Forwarded-For`` (the host's public limits read it only when
+    told to trust a proxy: arena_tui.host.clients)."""
     return uvicorn.Config(
         app,
+        http=OffloadProtocol,
+        proxy_headers=False,
         log_config=None,
         access_log=False,
         ws="websockets-sansio",

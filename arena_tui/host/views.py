@@ -107,6 +107,7 @@ class Views:
         self.changed: dict[tuple[str, int], ev.ScoreRow] = {}
         self.subscribers: dict[str, list[Subscriber]] = {}
         self.market_subscribers: list[Subscriber] = []
+        self.version = 0  # moves with every mark, score row, fill and registration
 
     def apply(self, line: Line, raw: bytes, events: list[ev.AnyEvent], live: bool) -> None:
         """Take one applied input (its line, its logged bytes) and the events it caused."""
@@ -125,18 +126,22 @@ class Views:
                     if marks is None:
                         marks = self.marks[e.entry] = Marks()
                     marks.add(e)
+                    self.version += 1
                 case ev.ScoreRow():
                     self.rows[(e.entry, e.day)] = self.changed[(e.entry, e.day)] = e
                     seen = self.latest.get(e.entry)
                     if seen is None or seen.day <= e.day:
                         self.latest[e.entry] = e
+                    self.version += 1
                 case ev.Fill():
                     self.fills.setdefault(e.entry, []).append(e)
                     self.fill_times.setdefault(e.entry, []).append(e.t)
+                    self.version += 1
                 case ev.Registered():
                     acct = self.engine.account(e.entry)
                     assert acct is not None  # it has just registered
                     self.keys.add(e.entry, acct.key_sha256)
+                    self.version += 1
             if live:
                 entry = getattr(e, "entry", None)
                 subs = self.subscribers.get(entry) if entry is not None else None

@@ -7,8 +7,9 @@ from the log), ``feeds`` and ``restamp`` (market data: the live feed, or a recor
 played at a speed), ``app`` and ``answers`` (the HTTP API on Starlette), ``logserve``
 (``GET /v1/log``: the durable log, by ranges), ``offload`` (large bodies sent from a
 file by worker threads, off the loop), ``encoded`` (the public views as bytes, encoded
-once per change), ``clients`` (the public endpoints' per-client limits), ``schemas`` (a request body read strictly)
-and ``openapi`` (the document describing the bodies), ``auth``, ``ratelimit``,
+once per change), ``clients`` (the public endpoints' per-client limits), ``checkpoint``
+(the engine's state beside the log, for a fast restart), ``schemas`` (a request body read
+strictly) and ``openapi`` (the document describing the bodies), ``auth``, ``ratelimit``,
 ``store`` (SQLite score rows), ``lock`` and ``control`` (one server per log; registering
 while it runs), ``register`` (``arena register``), ``plan`` (a log's season and market
 source, checked on every start), ``server`` (wiring it all on uvicorn). See docs/api.md.

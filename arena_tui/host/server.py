@@ -28,7 +28,6 @@ import uvicorn
 from arena_tui.host import control, offload
 from arena_tui.host.app import Api
 from arena_tui.host.checkpoint import Checkpoints
-
 from arena_tui.host.clients import ReaderOptions
 from arena_tui.host.errors import HostError
 from arena_tui.host.feeds import LiveHostFeed, MarketFeed, ReplayFeed

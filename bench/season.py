@@ -32,10 +32,11 @@ every ~84 simulated minutes. Nothing is asserted; the goals (RSS flat and under
 --rss-ceiling-mib, order p99 flat, restart with checkpoints under 3 s) are reported as met
 or not.
 
-The full run (28 days, 50 agents, 2016x) takes about 35 minutes on this shared 2-core
-machine once the days are cached: 20 minutes of season, then a full-replay restart, verify
-and replay of a 7 GB log (about 4, 6 and 4 minutes under load); the first run also
-generates the days (about 30 s each, two at a time: 8-15 minutes, 1.8 GB).
+The full run (28 days, 50 agents, 2016x) took 27.6 minutes with --no-verify on this shared
+2-core machine (2026-12-06, load 12-22), the days cached: 20 minutes of season, then the
+restarts (a full replay of the 7 GB log: 4 minutes) and arena replay (2.5 minutes); arena
+verify adds about 8-10 minutes more. The first run also generates the days (about 30 s
+each, two at a time: 8-15 minutes, 1.8 GB).
 """
 
 from __future__ import annotations
@@ -360,7 +361,7 @@ def main(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(
         description=__doc__,
-        epilog="The full run (the defaults) takes about 35 minutes here, the days cached.",
+        epilog="The full run (the defaults): ~28 minutes here with --no-verify, ~38 without it.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--days", type=int, default=28, help="simulated days (default 28)")

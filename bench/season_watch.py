@@ -307,9 +307,9 @@ def print_report(r: dict[str, Any]) -> None:
     )
     lag, fin = r["feed_lag_s"], r["finish"]
     print(
-        f"  feed lag (s wall): p50 {lag['p50']}, p99 {lag['p99']}, max {lag['max']}; the replay "
-        f"{'reached' if fin['reached_end'] else 'did NOT reach'} its end {fin['late_s']} s after "
-        "its scheduled end"
+        f"  feed lag (s wall; the engine's backlog): p50 {lag['p50']}, p99 {lag['p99']}, max "
+        f"{lag['max']}; the replay's reader {'reached' if fin['reached_end'] else 'did NOT reach'}"
+        f" its end {fin['late_s']} s after its scheduled end"
     )
     ok = rss["max"] <= rss["ceiling"]
     print(

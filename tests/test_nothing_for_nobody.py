@@ -1,5 +1,6 @@
-"""Nothing done for nobody: a run with no run log gathers and hashes nothing, and a print's
-view is built only when someone can read it, with what they read unchanged.
+"""Nothing done for nobody: a run with no run log gathers and hashes nothing, a print's view
+is built only when someone can read it (what they read unchanged), and marks nobody reads
+one by one (the twins') are counted, not kept.
 
 Each test runs the same small market (``tests.market``) twice: once in the way that used
 to do the work, once in the way that skips it, and compares what a strategy or the result
@@ -11,12 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.parts import Entrant
 from arena_tui.run.runlogs import NoRunLog
+from arena_tui.run.stats import EntryStats
 from arena_tui.season.file import resolve_season
 from arena_tui.strategy import Book, Context, Strategy, Trade
+from engine import events as ev
 from tests.market import market_rows, write_log
 
 HERE = Path(__file__)
@@ -93,3 +99,17 @@ def test_a_run_without_a_directory_gathers_and_hashes_no_run_log(tmp_path: Path)
     # everything else of the result is the same
     assert kept.replay.fills_sha256 == res.replay.fills_sha256
     assert kept.replay.ranking == res.replay.ranking and kept.inputs == res.inputs
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**12), st.booleans()), max_size=50))
+def test_marks_counted_not_kept_say_what_the_kept_ones_say(marks: list[tuple[int, bool]]) -> None:
+    kept, counted = EntryStats(), EntryStats(keep_marks=False)
+    for i, (equity, active) in enumerate(marks):
+        m = ev.MinuteMark(
+            t=i * 60_000, entry="e", equity=equity, peak=equity, drawdown=0, mdd=0, active=active
+        )
+        kept.mark(m, None)
+        counted.mark(m, None)
+    assert counted.marks == [] and len(kept.marks) == len(marks)
+    assert counted.mark_count == kept.mark_count == len(kept.marks)
+    assert counted.active_marks == kept.active_marks == sum(1 for m in kept.marks if m.active)

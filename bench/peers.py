@@ -27,6 +27,14 @@ a post-only touch quoter. At most every 2 s of data time, on a book (arena, Naut
 any feed event (hftbacktest), it wants one bid at the best bid and one ask at the best
 ask, 0.001 BTC each, post-only (ALO, GTX, ``post_only=True``); a quote off the touch is
 cancelled and replaced; past 0.01 BTC of inventory it quotes only the side that reduces it.
+arena's also sizes each quote under the season's cap headroom (the engine reserves the
+notional at the larger of the limit and the mark until the order leaves), as the peers'
+quoters stay inside what their venues accept, so none of its orders is refused.
+
+Two variants (``--variants``): ``touch``, as above, and ``book``, with no 2-s gate: arena's
+looks at every book of the day, the peers' are woken every 100 ms of data time
+(hftbacktest ``elapse``, Nautilus a clock timer) and look each time. Each framework's
+quoter counts its wake-ups, orders and cancels, and its fills, printed beside its time.
 
 What is timed, in interleaved rounds (fresh processes for the end-to-end rows):
 
@@ -67,6 +75,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -84,20 +93,31 @@ REQUOTE_MS = 2_000  # at most one look every 2 s of data time
 TICK = 1.0  # BTC's price tick on Hyperliquid under $100,000 (5 significant figures)
 LOT = 0.00001  # szDecimals 5
 
-TOUCH = f'''"""The post-only touch quoter of bench/peers.py, for arena."""
+PEER_WAKE_MS = 100  # the every-book variant: the peers wake every 100 ms of data time
+VARIANTS = ("touch", "book")  # at most every 2 s / on every book (peers: every 100 ms)
+
+
+def touch_source(requote_ms: int) -> str:
+    """The quoter for arena, looking at most every ``requote_ms`` (0: at every book)."""
+    return f'''"""The post-only touch quoter of bench/peers.py, for arena."""
+
+import json
 
 from arena_tui.strategy import ALO, Book, Context, Strategy
+from engine.units import lots_down, notional, tdiv
 
 QTY_E8 = {round(float(QTY) * 1e8)}
 MAX_POS_E8 = {round(MAX_POS * 1e8)}
-REQUOTE_MS = {REQUOTE_MS}
+REQUOTE_MS = {requote_ms}
 
 
 class Touch(Strategy):
     def __init__(self) -> None:
-        self.last = -REQUOTE_MS
+        self.last = -REQUOTE_MS - 1
+        self.counts = {{"wakeups": 0, "orders": 0, "cancels": 0}}
 
     def on_book(self, ctx: Context, book: Book) -> None:
+        self.counts["wakeups"] += 1
         if ctx.t - self.last < REQUOTE_MS:
             return
         bid, ask = book.best_bid_e8, book.best_ask_e8
@@ -115,9 +135,28 @@ class Touch(Strategy):
                     live = True
                 else:
                     ctx.cancel(oid=o.oid)
+                    self.counts["cancels"] += 1
             if allowed and not live and ctx.open_slots > 0:
-                ctx.order(ctx.asset_of(coin), is_buy, px, QTY_E8, False, ALO)
+                sz = self.size(ctx, coin, px)
+                if sz > 0:
+                    ctx.order(ctx.asset_of(coin), is_buy, px, sz, False, ALO)
+                    self.counts["orders"] += 1
+
+    def size(self, ctx: Context, coin: str, px: int) -> int:
+        """QTY, or the whole lots under the cap's headroom (the engine reserves the notional
+        at the larger of the limit and the mark), kept 1% under it; 0 if under the minimum."""
+        market = ctx.market(coin)
+        price = max(px, market.mark_e8 or px)
+        room = lots_down(tdiv(tdiv(ctx.headroom_e6 * 99, 100) * 10**10, price), market.lot_e8)
+        sz = min(QTY_E8, room)
+        return sz if notional(px, sz) >= ctx.season.rules.min_order_value else 0
+
+    def on_end(self, ctx: Context) -> None:
+        print(json.dumps(self.counts))
 '''
+
+
+TOUCH = touch_source(REQUOTE_MS)
 NOTHING = "from arena_tui.strategy import Strategy\n\n\nclass Nothing(Strategy):\n    pass\n"
 
 
@@ -180,7 +219,7 @@ def write_raw(path: Path, hours: float, seed: int, book_ms: int, activity: float
 # ---- arena -----------------------------------------------------------------------------------
 
 
-def arena_e2e(raw: Path, work: Path) -> dict[str, Any]:
+def arena_e2e(raw: Path, work: Path, variant: str = "touch") -> dict[str, Any]:
     """Import then backtest, two fresh processes, as a user runs them."""
     day, out = work / "day.jsonl.lz4", work / "run"
     day.unlink(missing_ok=True)
@@ -190,16 +229,35 @@ def arena_e2e(raw: Path, work: Path) -> dict[str, Any]:
     imp = [*arena, "import", "hftbacktest", str(raw), "--meta", str(META), "--out", str(day)]
     _check(subprocess.run(imp, cwd=ROOT, capture_output=True, text=True, check=False), "import")
     t1 = time.perf_counter()
-    bt = [*arena, "backtest", str(work / "touch.py"), str(day), "--out", str(out), "--json"]
+    bt = [*arena, "backtest", str(work / f"{variant}.py"), str(day), "--out", str(out), "--json"]
     done = _check(subprocess.run(bt, cwd=ROOT, capture_output=True, text=True, check=False), "bt")
     t2 = time.perf_counter()
-    return {"s": t2 - t0, "import_s": t1 - t0, "run_s": t2 - t1, "fills": _fills(done.stdout)}
+    counts = _said_counts(out / f"{variant}.log")
+    return {"s": t2 - t0, "import_s": t1 - t0, "run_s": t2 - t1, **counts, **_report(done.stdout)}
 
 
-def _fills(report_json: str) -> int:
-    """The quoter's fills in ``arena backtest --json``'s report (``{"taker": n, "maker": n}``)."""
-    fills = json.loads(report_json)["entries"][0]["fills"]
-    return sum(fills.values()) if isinstance(fills, dict) else int(fills)
+def _report(report_json: str) -> dict[str, Any]:
+    """The quoter's orders reaching the engine, those refused and its fills, from
+    ``arena backtest --json``'s report."""
+    e = json.loads(report_json)["entries"][0]
+    fills = e["fills"]
+    refused = sum(e["rejections"].values())
+    return {
+        "fills": sum(fills.values()) if isinstance(fills, dict) else int(fills),
+        "engine_orders": e["orders_accepted"] + refused,
+        "refused": refused,
+        "rejections": e["rejections"],
+    }
+
+
+def _said_counts(path: Path) -> dict[str, int]:
+    """The counts the quoter printed at its end (its entry's log: ``<time> <line>``)."""
+    try:
+        last = path.read_text(encoding="utf-8").strip().splitlines()[-1]
+    except (OSError, IndexError):
+        return {}
+    counts: dict[str, int] = json.loads(last.split(" ", 1)[1])
+    return counts
 
 
 def _check(done: subprocess.CompletedProcess[str], what: str) -> subprocess.CompletedProcess[str]:
@@ -209,7 +267,7 @@ def _check(done: subprocess.CompletedProcess[str], what: str) -> subprocess.Comp
 
 
 def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
-    """The runner in this process, no run log: ``touch`` or ``nothing``."""
+    """The runner in this process, no run log: a variant (``touch``, ``book``) or ``nothing``."""
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.build import entrants_for
     from arena_tui.run.config import RunConfig
@@ -217,15 +275,24 @@ def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
     from arena_tui.season.file import resolve_season
 
     season = resolve_season([str(day)], None)
-    files = {"touch": work / "touch.py", "nothing": work / "nothing.py"}
 
     def run(which: str) -> dict[str, Any]:
         config = RunConfig(cache=False)
-        bt = Backtest(config, season, entrants_for(files[which], None), exit_value=exit_value)
+        entrants = entrants_for(work / f"{which}.py", None)
+        bt = Backtest(config, season, entrants, exit_value=exit_value, echo=False)
         t0 = time.perf_counter()
         res = bt.run([str(day)])
         s = time.perf_counter() - t0
-        return {"s": s, "inputs": res.inputs, "fills": len(res.entrants[0].stats.fills)}
+        stats = res.entrants[0].stats
+        refused = sum(stats.rejections.values())
+        return {
+            "s": s,
+            "inputs": res.inputs,
+            **getattr(entrants[0].strategy, "counts", {}),
+            "engine_orders": stats.orders_accepted + refused,
+            "refused": refused,
+            "fills": len(stats.fills),
+        }
 
     return run
 
@@ -233,19 +300,28 @@ def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
 # ---- hftbacktest (runs in the peers' interpreter) --------------------------------------------
 
 
-def _hft_quoter(hbt: Any, qty: float, max_pos: float, requote_ns: int, gtx: int, limit: int) -> int:
-    """The touch quoter, compiled by numba at run time (plain Python here)."""
-    last = -requote_ns
+def _hft_quoter(
+    hbt: Any, qty: float, max_pos: float, requote_ns: int, wake_ns: int, gtx: int, limit: int
+) -> tuple[int, int, int]:
+    """The touch quoter, compiled by numba at run time (plain Python here): woken by every
+    feed event (``wake_ns`` 0) or every ``wake_ns`` of data time; its wake-ups, orders and
+    cancels."""
+    last = -requote_ns - 1
     bid_id = 0
     ask_id = 0
     next_id = 1
     n = 0
+    cancels = 0
     while True:
-        r = hbt.wait_next_feed(False, 3_600_000_000_000)
-        if r == 1:
-            break
-        if r != 2:
-            continue
+        if wake_ns > 0:
+            if hbt.elapse(wake_ns) != 0:
+                break
+        else:
+            r = hbt.wait_next_feed(False, 3_600_000_000_000)
+            if r == 1:
+                break
+            if r != 2:
+                continue
         n += 1
         now = hbt.current_timestamp
         if now - last < requote_ns:
@@ -267,6 +343,7 @@ def _hft_quoter(hbt: Any, qty: float, max_pos: float, requote_ns: int, gtx: int,
                     live = True
                 else:
                     hbt.cancel(0, bid_id, False)
+                    cancels += 1
         if pos < max_pos and not live:
             hbt.submit_buy_order(0, next_id, bid, qty, gtx, limit, False)
             bid_id = next_id
@@ -279,11 +356,12 @@ def _hft_quoter(hbt: Any, qty: float, max_pos: float, requote_ns: int, gtx: int,
                     live = True
                 else:
                     hbt.cancel(0, ask_id, False)
+                    cancels += 1
         if pos > -max_pos and not live:
             hbt.submit_sell_order(0, next_id, ask, qty, gtx, limit, False)
             ask_id = next_id
             next_id += 1
-    return n
+    return n, next_id - 1, cancels
 
 
 def _hft_nothing(hbt: Any) -> int:
@@ -293,7 +371,7 @@ def _hft_nothing(hbt: Any) -> int:
     return n
 
 
-def hft_worker(raw: str, mode: str, rounds: int) -> dict[str, Any]:
+def hft_worker(raw: str, mode: str, rounds: int, variant: str = "touch") -> dict[str, Any]:
     hb: Any = importlib.import_module("hftbacktest")
     hl: Any = importlib.import_module("hftbacktest.data.utils.hyperliquid")
     numba: Any = importlib.import_module("numba")
@@ -302,8 +380,9 @@ def hft_worker(raw: str, mode: str, rounds: int) -> dict[str, Any]:
         data = hl.convert(raw, tick_size=TICK, lot_size=LOT)
     convert_s = time.perf_counter() - t0
     quoter, nothing = numba.njit(_hft_quoter), numba.njit(_hft_nothing)
+    requote, wake = (0, PEER_WAKE_MS * 1_000_000) if variant == "book" else (REQUOTE_MS, 0)
 
-    def run(touch: bool) -> tuple[float, int, int]:
+    def run(touch: bool) -> tuple[float, dict[str, int]]:
         t = time.perf_counter()
         asset = (
             hb.BacktestAsset()
@@ -317,26 +396,30 @@ def hft_worker(raw: str, mode: str, rounds: int) -> dict[str, Any]:
             .lot_size(LOT)
         )
         hbt = hb.HashMapMarketDepthBacktest([asset])
+        counts: dict[str, int] = {}
         if touch:
-            n = quoter(hbt, float(QTY), MAX_POS, REQUOTE_MS * 1_000_000, hb.GTX, hb.LIMIT)
+            n, orders, cancels = quoter(
+                hbt, float(QTY), MAX_POS, requote * 1_000_000, wake, hb.GTX, hb.LIMIT
+            )
+            counts = {"wakeups": n, "orders": orders, "cancels": cancels}
         else:
-            n = nothing(hbt)
-        fills = int(hbt.state_values(0).num_trades)
+            counts = {"wakeups": nothing(hbt)}
+        counts["fills"] = int(hbt.state_values(0).num_trades)
         hbt.close()
-        return time.perf_counter() - t, n, fills
+        return time.perf_counter() - t, counts
 
     if mode == "e2e":
-        run_s, n, fills = run(True)
-        return {"convert_s": convert_s, "run_s": run_s, "events": n, "fills": fills}
+        run_s, counts = run(True)
+        return {"convert_s": convert_s, "run_s": run_s, **counts}
     run(True)  # compile both
     run(False)
     touch, none = [], []
-    fills = 0
+    counts = {}
     for _ in range(rounds):
-        s, n, fills = run(True)
+        s, counts = run(True)
         touch.append(s)
         none.append(run(False)[0])
-    return {"touch_s": touch, "nothing_s": none, "events": n, "fills": fills, "rows": len(data)}
+    return {"touch_s": touch, "nothing_s": none, **counts, "rows": len(data)}
 
 
 # ---- NautilusTrader (runs in the peers' interpreter) -----------------------------------------
@@ -422,15 +505,20 @@ def nautilus_classes() -> tuple[Any, Any]:
     class TouchConfig(cfg.StrategyConfig, frozen=True):  # type: ignore[misc,call-arg]
         instrument_id: str = "BTC-USD-PERP.HYPERLIQUID"
         quotes: bool = True
+        requote_ms: int = REQUOTE_MS
+        wake_ms: int = 0  # > 0: woken by a timer this often (from the first quote), not ticks
 
     class Touch(st.Strategy):  # type: ignore[misc]
         def __init__(self, config: Any) -> None:
             super().__init__(config)
-            self.last = -REQUOTE_MS * 1_000_000
+            self.requote_ns = config.requote_ms * 1_000_000
+            self.last = -self.requote_ns - 1
             self.quotes = config.quotes
+            self.wake_ms = config.wake_ms
+            self.timer = False
             self.bid: Any = None
             self.ask: Any = None
-            self.fills = 0
+            self.counts = {"wakeups": 0, "orders": 0, "cancels": 0, "fills": 0}
 
         def on_start(self) -> None:
             self.iid = self.cache.instrument_ids()[0]
@@ -439,9 +527,29 @@ def nautilus_classes() -> tuple[Any, Any]:
             self.subscribe_quote_ticks(self.iid)
 
         def on_quote_tick(self, tick: Any) -> None:
-            if not self.quotes or tick.ts_init - self.last < REQUOTE_MS * 1_000_000:
+            if not self.quotes:
                 return
-            self.last = tick.ts_init
+            if self.wake_ms:
+                if not self.timer:
+                    self.timer = True
+                    self.clock.set_timer(
+                        "wake", timedelta(milliseconds=self.wake_ms), callback=self.on_wake
+                    )
+                return
+            self.counts["wakeups"] += 1
+            self.look(tick)
+
+        def on_wake(self, event: Any) -> None:
+            self.counts["wakeups"] += 1
+            tick = self.cache.quote_tick(self.iid)
+            if tick is not None:
+                self.look(tick)
+
+        def look(self, tick: Any) -> None:
+            now = self.clock.timestamp_ns()
+            if now - self.last < self.requote_ns:
+                return
+            self.last = now
             pos = float(self.portfolio.net_position(self.iid))
             self.bid = self._side(self.bid, buy, tick.bid_price, pos < MAX_POS)
             self.ask = self._side(self.ask, sell, tick.ask_price, pos > -MAX_POS)
@@ -451,19 +559,23 @@ def nautilus_classes() -> tuple[Any, Any]:
                 if allowed and order.price == px:
                     return order
                 self.cancel_order(order)
+                self.counts["cancels"] += 1
             if not allowed:
                 return None
             new = self.order_factory.limit(self.iid, side, self.qty, px, gtc, post_only=True)
             self.submit_order(new)
+            self.counts["orders"] += 1
             return new
 
         def on_order_filled(self, event: Any) -> None:
-            self.fills += 1
+            self.counts["fills"] += 1
 
     return Touch, TouchConfig
 
 
-def nautilus_run(inst: Any, data: list[Any], quotes: bool) -> tuple[float, int]:
+def nautilus_run(
+    inst: Any, data: list[Any], quotes: bool, variant: str
+) -> tuple[float, dict[str, int]]:
     be: Any = importlib.import_module("nautilus_trader.backtest.engine")
     cfg: Any = importlib.import_module("nautilus_trader.config")
     idm: Any = importlib.import_module("nautilus_trader.model.identifiers")
@@ -488,32 +600,36 @@ def nautilus_run(inst: Any, data: list[Any], quotes: bool) -> tuple[float, int]:
     )
     engine.add_instrument(inst)
     engine.add_data(data)
-    strategy = touch(touch_config(quotes=quotes))
+    if variant == "book":
+        config = touch_config(quotes=quotes, requote_ms=0, wake_ms=PEER_WAKE_MS)
+    else:
+        config = touch_config(quotes=quotes)
+    strategy = touch(config)
     engine.add_strategy(strategy)
     engine.run()
     s = time.perf_counter() - t0
-    fills = strategy.fills
+    counts = dict(strategy.counts)
     engine.dispose()
-    return s, fills
+    return s, counts
 
 
-def nautilus_worker(raw: str, mode: str, rounds: int) -> dict[str, Any]:
+def nautilus_worker(raw: str, mode: str, rounds: int, variant: str = "touch") -> dict[str, Any]:
     t0 = time.perf_counter()
     inst, data = nautilus_load(raw)
     load_s = time.perf_counter() - t0
     if mode == "e2e":
-        run_s, fills = nautilus_run(inst, data, True)
-        return {"load_s": load_s, "run_s": run_s, "events": len(data), "fills": fills}
+        run_s, counts = nautilus_run(inst, data, True, variant)
+        return {"load_s": load_s, "run_s": run_s, "events": len(data), **counts}
     touch, none = [], []
-    fills = 0
+    counts = {}
     for _ in range(rounds):
-        s, fills = nautilus_run(inst, data, True)
+        s, counts = nautilus_run(inst, data, True, variant)
         touch.append(s)
-        none.append(nautilus_run(inst, data, False)[0])
-    return {"touch_s": touch, "nothing_s": none, "events": len(data), "fills": fills}
+        none.append(nautilus_run(inst, data, False, variant)[0])
+    return {"touch_s": touch, "nothing_s": none, "events": len(data), **counts}
 
 
-WORKERS: dict[str, Callable[[str, str, int], dict[str, Any]]] = {
+WORKERS: dict[str, Callable[[str, str, int, str], dict[str, Any]]] = {
     "hftbacktest": hft_worker,
     "nautilus": nautilus_worker,
 }
@@ -540,9 +656,11 @@ def peer_missing(python: str | None, peer: str) -> str | None:
     return None
 
 
-def run_peer(python: str, peer: str, raw: Path, mode: str, rounds: int) -> dict[str, Any]:
+def run_peer(
+    python: str, peer: str, raw: Path, mode: str, rounds: int, variant: str = "touch"
+) -> dict[str, Any]:
     cmd = [python, str(Path(__file__).resolve()), "--worker", peer, "--raw", str(raw)]
-    cmd += ["--mode", mode, "--rounds", str(rounds)]
+    cmd += ["--mode", mode, "--rounds", str(rounds), "--variant", variant]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
@@ -569,32 +687,40 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         f"messages), {counts['bytes'] / 1e6:.0f} MB raw, in {time.perf_counter() - t0:.1f} s"
     )
     (work / "touch.py").write_text(TOUCH, encoding="utf-8")
+    (work / "book.py").write_text(touch_source(0), encoding="utf-8")
     (work / "nothing.py").write_text(NOTHING, encoding="utf-8")
     skipped = {p: peer_missing(args.peers_python, p) for p in PEERS}
     for line in skipped.values():
         if line:
             say(line)
     peers = [p for p in PEERS if skipped[p] is None]
-
-    e2e: dict[str, list[dict[str, Any]]] = {"arena": [], **{p: [] for p in peers}}
-    core: dict[str, list[dict[str, Any]]] = {"arena": [], **{p: [] for p in peers}}
+    variants = args.variants.split(",")
+    e2e: dict[str, dict[str, list[dict[str, Any]]]] = {
+        v: {f: [] for f in ("arena", *peers)} for v in variants
+    }
+    core: dict[str, dict[str, list[dict[str, Any]]]] = {
+        v: {f: [] for f in ("arena", *peers)} for v in variants
+    }
     day = work / "day.jsonl.lz4"
     for i in range(args.rounds):
-        say(f"round {i + 1}/{args.rounds}: end to end ...")
-        e2e["arena"].append(arena_e2e(raw, work))
-        for p in peers:
-            assert args.peers_python is not None
-            e2e[p].append(run_peer(args.peers_python, p, raw, "e2e", 1))
-    if not args.no_core:
-        arena_run = arena_core(day, work)
-        arena_run("touch")  # warm: imports, the strategy's module, the page cache
-        for i in range(args.rounds):
-            say(f"round {i + 1}/{args.rounds}: in-process cores ...")
-            touch, none = arena_run("touch"), arena_run("nothing")
-            core["arena"].append({"touch_s": touch["s"], "nothing_s": none["s"], **touch})
+        for v in variants:
+            say(f"round {i + 1}/{args.rounds}: end to end, {v} quoter ...")
+            e2e[v]["arena"].append(arena_e2e(raw, work, v))
             for p in peers:
                 assert args.peers_python is not None
-                core[p].append(run_peer(args.peers_python, p, raw, "core", 1))
+                e2e[v][p].append(run_peer(args.peers_python, p, raw, "e2e", 1, v))
+    if not args.no_core:
+        arena_run = arena_core(day, work)
+        arena_run(variants[0])  # warm: imports, the strategy's module, the page cache
+        for i in range(args.rounds):
+            none = arena_run("nothing")
+            for v in variants:
+                say(f"round {i + 1}/{args.rounds}: in-process cores, {v} quoter ...")
+                quoter = arena_run(v)
+                core[v]["arena"].append({**quoter, "touch_s": quoter["s"], "nothing_s": none["s"]})
+                for p in peers:
+                    assert args.peers_python is not None
+                    core[v][p].append(run_peer(args.peers_python, p, raw, "core", 1, v))
     return {
         "machine": machine(),
         "tree": _tree(),
@@ -608,7 +734,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "skipped": {p: why for p, why in skipped.items() if why},
         "e2e": e2e,
         "core": core,
-        "summary": summary(e2e, core),
+        "summary": {v: summary(e2e[v], core[v]) for v in variants},
     }
 
 
@@ -654,26 +780,28 @@ def summary(
     return out
 
 
-def report(doc: dict[str, Any]) -> str:
-    d, m, s = doc["day"], doc["machine"], doc["summary"]
+LABEL = {
+    "touch": f"touch quoter (a look at most every {REQUOTE_MS // 1000} s)",
+    "book": f"every-book quoter (peers woken every {PEER_WAKE_MS} ms)",
+}
+COUNTS = ("wakeups", "orders", "cancels", "fills")
+
+
+def _cell(peer: str, rows_: dict[str, list[dict[str, Any]]], key: str) -> str:
+    got = rows_.get(peer)
+    if not got:
+        return "skipped"
+    vals = [r[key] if isinstance(r[key], float) else min(r[key]) for r in got]
+    return f"{med(vals):.2f}"
+
+
+def _times(variant: str, e2e: dict[str, Any], core: dict[str, Any]) -> list[str]:
     rows = [
-        f"# bench/peers.py: {d['hours']:g} h BTC raw day, {d['lines']:,} lines "
-        f"({d['books']:,} books, {d['trades']:,} trades messages), {d['bytes'] / 1e6:.0f} MB raw",
-        f"# {m['cpu']}, {m['cpus_usable']} usable cores, {m['python']}; "
-        f"load average {m['loadavg']}; tree {doc['tree']}",
+        f"{LABEL[variant]}:",
         "",
         "| wall s (median) | arena | hftbacktest | NautilusTrader |",
         "|---|---:|---:|---:|",
     ]
-
-    def cell(peer: str, rows_: dict[str, list[dict[str, Any]]], key: str) -> str:
-        got = rows_.get(peer)
-        if not got:
-            return "skipped"
-        vals = [r[key] if isinstance(r[key], float) else min(r[key]) for r in got]
-        return f"{med(vals):.2f}"
-
-    e2e, core = doc["e2e"], doc["core"]
     table = [
         ("import / convert / load", e2e, ("import_s", "convert_s", "load_s")),
         ("run (fresh process)", e2e, ("run_s", "run_s", "run_s")),
@@ -681,32 +809,67 @@ def report(doc: dict[str, Any]) -> str:
     ]
     if core.get("arena"):
         table.append(("in-process core, no strategy", core, ("nothing_s",) * 3))
-        table.append(("in-process core, touch quoter", core, ("touch_s",) * 3))
+        table.append(("in-process core, the quoter", core, ("touch_s",) * 3))
     for label, series, keys in table:
-        cells = [cell(peer, series, key) for peer, key in zip(("arena", *PEERS), keys, strict=True)]
+        pairs = zip(("arena", *PEERS), keys, strict=True)
+        cells = [_cell(peer, series, key) for peer, key in pairs]
         rows.append(f"| {label} | {' | '.join(cells)} |")
-    fills = [f"{p} {r[-1].get('fills')}" for p, r in e2e.items() if r]
-    rows += ["", f"fills (end to end): {', '.join(fills)}", ""]
+    return rows
+
+
+def _counts(e2e: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """What each framework's quoter did, end to end (the last round): woken, orders sent,
+    cancels sent, fills; arena's orders refused by the engine, and why."""
+    rows = [
+        "",
+        "| what the quoter did (end to end) | wake-ups | orders | cancels | fills | refused |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for f, got in e2e.items():
+        if not got:
+            continue
+        r = got[-1]
+        cells = [f"{r[k]:,}" if isinstance(r.get(k), int) else "?" for k in COUNTS]
+        refused = f"{r['refused']:,}" if "refused" in r else "n/a"
+        rows.append(f"| {f} | {' | '.join(cells)} | {refused} |")
+    return rows
+
+
+def _verdicts(variant: str, s: dict[str, Any]) -> list[str]:
+    rows = []
     if "hft_e2e_over_arena" in s:
         r = s["hft_e2e_over_arena"]
         rows.append(
-            f"arena end to end is {r:.2f}x faster than hftbacktest convert + run "
-            f"(target >= 1.5x: {'met' if r >= 1.5 else 'NOT met'})"
+            f"{variant}: arena end to end is {r:.2f}x faster than hftbacktest convert + run "
+            f"(goal >= 2x: {'met' if r >= 2 else 'NOT met'})"
         )
     if "nautilus_e2e_over_arena" in s:
         r = s["nautilus_e2e_over_arena"]
         rows.append(
-            f"arena end to end is {r:.2f}x faster than NautilusTrader load + run "
-            f"(target >= 5x: {'met' if r >= 5 else 'NOT met'})"
+            f"{variant}: arena end to end is {r:.2f}x faster than NautilusTrader load + run "
+            f"(goal >= 5x: {'met' if r >= 5 else 'NOT met'})"
         )
     if "arena_core_over_hft" in s:
         r = s["arena_core_over_hft"]
         rows.append(
-            f"arena's in-process touch quoter takes {r:.1f}x hftbacktest's "
-            f"(target <= 5x: {'met' if r <= 5 else 'NOT met'})"
+            f"{variant}: arena's in-process quoter takes {r:.1f}x hftbacktest's "
+            f"(goal <= 3x, must <= 5x: {'met' if r <= 3 else 'must met' if r <= 5 else 'NOT met'})"
         )
-    for why in doc["skipped"].values():
-        rows.append(why)
+    return rows
+
+
+def report(doc: dict[str, Any]) -> str:
+    d, m = doc["day"], doc["machine"]
+    rows = [
+        f"# bench/peers.py: {d['hours']:g} h BTC raw day, {d['lines']:,} lines "
+        f"({d['books']:,} books, {d['trades']:,} trades messages), {d['bytes'] / 1e6:.0f} MB raw",
+        f"# {m['cpu']}, {m['cpus_usable']} usable cores, {m['python']}; "
+        f"load average {m['loadavg']}; tree {doc['tree']}",
+    ]
+    for v, e2e in doc["e2e"].items():
+        rows += ["", *_times(v, e2e, doc["core"][v]), *_counts(e2e), ""]
+        rows += _verdicts(v, doc["summary"][v])
+    rows += ["", *doc["skipped"].values()]
     return "\n".join(rows)
 
 
@@ -728,12 +891,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--activity", type=float, default=1.5, help="trading rate vs arena synth (default 1.5)"
     )
+    p.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="quoters, comma-separated: touch (a look at most every 2 s), book (arena: every "
+        f"book; the peers: woken every {PEER_WAKE_MS} ms); default both",
+    )
     p.add_argument("--no-core", action="store_true", help="only the end-to-end rows")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (raw day, log, run)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.add_argument("--worker", choices=PEERS, help=argparse.SUPPRESS)
     p.add_argument("--raw", help=argparse.SUPPRESS)
     p.add_argument("--mode", choices=("e2e", "core"), default="e2e", help=argparse.SUPPRESS)
+    p.add_argument("--variant", choices=VARIANTS, default="touch", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
@@ -741,13 +911,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--hours must be in (0, 72]")
     if args.book_ms < 100:
         p.error("--book-ms must be at least 100")
+    if not args.variants or not set(args.variants.split(",")) <= set(VARIANTS):
+        p.error(f"--variants: a comma-separated choice of {', '.join(VARIANTS)}")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker:  # in the peers' interpreter: no arena import here
-        sys.stdout.write(json.dumps(WORKERS[args.worker](args.raw, args.mode, args.rounds)) + "\n")
+        doc = WORKERS[args.worker](args.raw, args.mode, args.rounds, args.variant)
+        sys.stdout.write(json.dumps(doc) + "\n")
         return 0
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))

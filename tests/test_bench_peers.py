@@ -42,12 +42,21 @@ def test_a_run_without_the_peers_skips_them_and_times_arena(tmp_path: Path) -> N
     assert set(doc["skipped"]) == {"hftbacktest", "nautilus"}
     for why in doc["skipped"].values():
         assert "--peers-python" in why and "pip install hftbacktest==2.4.4 nautilus_trader" in why
-    (arena,) = doc["e2e"]["arena"]
-    assert arena["s"] >= arena["import_s"] > 0 and arena["fills"] >= 0
-    assert set(doc["e2e"]) == {"arena"} and set(doc["core"]) == {"arena"}
-    (core,) = doc["core"]["arena"]
-    assert core["inputs"] > 200 and core["touch_s"] > 0 and core["nothing_s"] > 0
-    assert doc["summary"]["arena_e2e_s"] == arena["s"]
+    assert set(doc["e2e"]) == set(doc["core"]) == {"touch", "book"}
+    for variant in ("touch", "book"):
+        (arena,) = doc["e2e"][variant]["arena"]
+        assert arena["s"] >= arena["import_s"] > 0 and arena["fills"] >= 0
+        assert set(doc["e2e"][variant]) == {"arena"} and set(doc["core"][variant]) == {"arena"}
+        (core,) = doc["core"][variant]["arena"]
+        assert core["inputs"] > 200 and core["touch_s"] > 0 and core["nothing_s"] > 0
+        assert doc["summary"][variant]["arena_e2e_s"] == arena["s"]
+        # what the quoter did, counted by itself (end to end: printed at its end) and by
+        # the engine: every order it sent reached the engine, and none was refused
+        for run in (arena, core):
+            assert 0 < run["wakeups"] <= doc["day"]["books"] and run["orders"] > 0
+            assert run["engine_orders"] == run["orders"] and run["refused"] == 0
+    touch, book = doc["e2e"]["touch"]["arena"][0], doc["e2e"]["book"]["arena"][0]
+    assert book["orders"] > touch["orders"]  # it looks at every book, not every 2 s
 
 
 def test_a_peer_missing_from_the_given_interpreter_is_one_line_naming_the_install() -> None:

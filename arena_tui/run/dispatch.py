@@ -130,14 +130,17 @@ class Dispatch:
             for raw in applied:
                 by_coin.setdefault(raw.coin, []).append(raw)
             groups = [(markets.get(c), raws) for c, raws in by_coin.items()]
+        hooks = self.trade_hooks if self.live else None
         for market, raws in groups:
             if market is None:
                 continue
+            if not hooks:  # no hook to call: the views are built if someone reads them
+                market.applied(raws, t)
+                continue
             prints = [Trade(raw, t) for raw in raws]
             market.prints.extend(prints)
-            if self.live:
-                for e in self.trade_hooks:
-                    self.call(e, "on_trades", prints)
+            for e in hooks:
+                self.call(e, "on_trades", prints)
 
     def book(self, hl: BookMsg, t: int) -> None:
         if not self.live or not self.book_hooks:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult, fill_line, ranking_rows
+from arena_tui.run.runlogs import NoRunLog
 from arena_tui.run.stream import Run
 from engine import Engine, Line
 from engine import events as ev
@@ -67,7 +68,7 @@ class Ledger:
         stamped after the last log input, never applied."""
         replay = ReplayResult(
             season=engine.season,
-            log_sha256=log.sha.hexdigest(),
+            log_sha256="" if isinstance(log, NoRunLog) else log.sha.hexdigest(),  # no log
             fills_sha256=self.sha.hexdigest(),
             end=engine.last_mark,
             final=engine.final,

@@ -142,7 +142,30 @@ class MarketView:
         self.sz_decimals = sz_decimals
         self.lot_e8 = lot_e8(sz_decimals)
         self._book: Book | None = None
-        self.prints: deque[Trade] = deque(maxlen=RECENT_PRINTS)
+        self._prints: deque[Trade] = deque(maxlen=RECENT_PRINTS)
+        # prints applied since ``prints`` was last read, as the engine gave them, with
+        # their input's time: no Trade view is built for a print nobody reads
+        self._unseen: deque[tuple[list[RawTrade], int]] = deque()
+        self._unseen_n = 0
+
+    @property
+    def prints(self) -> deque[Trade]:
+        """The recent prints (the last ``RECENT_PRINTS``), oldest first."""
+        if self._unseen:
+            view = self._prints
+            for raws, t in self._unseen:
+                view.extend([Trade(raw, t) for raw in raws])
+            self._unseen.clear()
+            self._unseen_n = 0
+        return self._prints
+
+    def applied(self, raws: list[RawTrade], t: int) -> None:
+        """Prints the engine applied at ``t``, kept unviewed until ``prints`` is read."""
+        unseen = self._unseen
+        unseen.append((raws, t))
+        self._unseen_n += len(raws)
+        while self._unseen_n - len(unseen[0][0]) >= RECENT_PRINTS:  # older ones fall out
+            self._unseen_n -= len(unseen.popleft()[0])
 
     @property
     def book(self) -> Book | None:

@@ -3,8 +3,9 @@
 Why this module exists: a run on the live feed writes a durable log (each line reaches the
 OS before the engine applies it: ``logs.runlog.DurableRunLog``), a recorded run a full
 (``RunLog``) or thin (``logs.thinlog.ThinRunLog``) one as its config says, and a run with
-no directory (twins, sweep jobs) writes none but still hashes what it would have written.
-The season file goes beside the log, so the directory replays alone.
+no directory (twins, sweep jobs, benches) writes none and gathers or hashes nothing
+(:class:`NoRunLog`): no one could replay what was never written, so its ``log_sha256`` is
+empty. The season file goes beside the log, so the directory replays alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,22 @@ from arena_tui.logs.thinlog import ThinRunLog
 from arena_tui.run.rundir import RUN_LOG
 from arena_tui.season.file import log_header, write_season
 from engine import Season
+
+
+class NoRunLog(RunLog):
+    """No run log: every line is dropped as it comes, nothing hashed, no file opened."""
+
+    def __init__(self) -> None:
+        self.path = None
+
+    def write(self, raw: bytes) -> None:
+        return None
+
+    def own(self, raw: bytes) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 def open_run_log(
@@ -34,6 +51,8 @@ def open_run_log(
     ``feed``: the live feed's URL, for a run on it (the header names it; the log is
     durable); ``full``: the market lines too (else a thin log: the own inputs and the
     sources' hashes)."""
+    if run_dir is None and feed is None:
+        return NoRunLog()
     header = log_header(season, generator)
     header.update(sources=[Path(s).name for s in sources], entries=list(entries))
     if feed is not None:

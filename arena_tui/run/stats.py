@@ -48,6 +48,11 @@ class EntryStats:
     closes: Counter[str] = field(default_factory=Counter)
     marks: list[MarkRow] = field(default_factory=list)
     paused_at: int | None = None
+    # False: the marks are counted, not kept (a reader that needs only how many, like the
+    # twins' pass: a hundred entries' every minute would grow with the days)
+    keep_marks: bool = True
+    mark_count: int = 0
+    active_marks: int = 0
 
     def event(self, e: ev.AnyEvent) -> None:
         if isinstance(e, ev.Fill):
@@ -72,7 +77,12 @@ class EntryStats:
             self.paused_at = e.t
 
     def mark(self, m: ev.MinuteMark, exit_equity: int | None) -> None:
-        self.marks.append(MarkRow(m.t, m.equity, m.peak, m.drawdown, m.mdd, m.active, exit_equity))
+        self.mark_count += 1
+        if m.active:
+            self.active_marks += 1
+        if self.keep_marks:
+            row = MarkRow(m.t, m.equity, m.peak, m.drawdown, m.mdd, m.active, exit_equity)
+            self.marks.append(row)
 
     @property
     def fill_days(self) -> int:

@@ -38,6 +38,7 @@ from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.desk import Desk, TwinBook
 from arena_tui.run.parts import BacktestResult, Entrant, Status
+from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Strategy
 from arena_tui.run.trips import Leg, Placed, Trip, placements, timing_freedom, trips_of
 from engine import Season
@@ -115,7 +116,9 @@ def run_twins(
     n = twin_count(n, trips)
     plans = plan_twins(trips, n, seed, start, end)
     names = twin_names(n, taken)
-    entrants = [Entrant(name, Twin(), Path("")) for name in names]
+    entrants = [
+        Entrant(name, Twin(), Path(""), stats=EntryStats(keep_marks=False)) for name in names
+    ]
     desk = Desk(plans)
     config = RunConfig(latency_ms=latency_ms, seed=seed, run_log="full", cache=False)
     bt = Backtest(config, season, entrants, subscribers=(desk,))
@@ -128,8 +131,8 @@ def run_twins(
         fill_events=[e.stats.fills for e in result.entrants],
         fills=[len(e.stats.fills) for e in result.entrants],
         fees=[e.stats.venue_fees + e.stats.exec_fees for e in result.entrants],
-        active=[sum(1 for m in e.stats.marks if m.active) for e in result.entrants],
-        marks=max((len(e.stats.marks) for e in result.entrants), default=0),
+        active=[e.stats.active_marks for e in result.entrants],
+        marks=max((e.stats.mark_count for e in result.entrants), default=0),
     )
 
 

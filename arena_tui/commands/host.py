@@ -277,6 +277,7 @@ def parse_every(text: str) -> int | None:
         )
     return ms
 
+
 def reader_options(limits: list[str], proxies: list[str], log_rate: float) -> ReaderOptions:
     """The public side's options, or a one-line error naming the option."""
     try:

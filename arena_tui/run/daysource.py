@@ -1,21 +1,19 @@
 """The warm pass's source: day caches, holding back the lines nobody could read.
 
 Why this module exists: a day read again comes from its cache (``logs.daycache``: the
-lines with their time, kind and coin, nothing decoded), and most of its market data can
-wait: a book or a context nobody reads before the next input that is applied is *held*,
-and only the last of each coin and kind is applied, just before it is needed. This is
-that decision, the hottest code of a warm pass; ``run.sources`` opens it, and the
-runner's one loop (``run.backtest``) applies what it yields. It reads the runner's queue
-and registration only between the lines it yields: nothing else changes them, so what
-may be held is worked out once per yielded line.
+lines with their time, kind and coin, its market data as columns: nothing decoded), and
+most of its market data can wait: a book or a context nobody reads before the next input
+that is applied is *held*, and only the last of each coin and kind is applied, just
+before it is needed. This is that decision, the hottest code of a warm pass;
+``run.sources`` opens it, and the runner's one loop (``run.backtest``) applies what it
+yields. It reads the runner's queue and registration only between the lines it yields:
+nothing else changes them, so what may be held is worked out once per yielded line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
-
-import msgspec
 
 from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
 from arena_tui.logs.logfile import LogError
@@ -27,7 +25,6 @@ if TYPE_CHECKING:
     from arena_tui.logs.thinlog import ThinRunLog
     from arena_tui.run.dispatch import Dispatch
 
-_LINE = msgspec.json.Decoder(Line)
 _NONE = -(1 << 62)  # before registration nothing is held: no line is this early
 
 
@@ -45,7 +42,8 @@ class DaySource:
     skipped on the same terms (the engine ignores it). So the engine makes exactly the
     calls of the cold pass that change what anyone reads, and every line still goes into
     the run log in order (held ones by the source). The cache's lines were checked in
-    full when it was built (``logs.daycache``)."""
+    full when it was built (``logs.daycache``), and the lines it applies are built from its
+    columns (``logs.dayinputs``), never decoded, except arena inputs."""
 
     def __init__(
         self,
@@ -94,7 +92,7 @@ class DaySource:
         """The lines to apply; ``n`` and ``last_t`` (of every line, held ones too) are set
         when it ends or is closed."""
         engine = self.engine
-        engine.trust_books()  # every line of a day cache passed the checks
+        engine.trust_books(whitespace_free=True)  # a day cache's books passed the checks
         log = self.log
         write = log.write
         hooks = self.hooks
@@ -102,7 +100,6 @@ class DaySource:
         defer_ctx = not hooks.ctx_hooks
         trade_hooks = bool(hooks.trade_hooks)
         progress, every = self.progress, self.every
-        decode = _LINE.decode  # the cache's lines were checked when it was built
         queue = self.queue
         quiet = False  # the input about to be applied needs nothing held applied first
         # lines before ``limit`` may be held: the next timed event, the first queued input
@@ -122,6 +119,7 @@ class DaySource:
                 states = [engine.coin_state(coin) for coin in day.coins]
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
                 times, kinds, coins, blob, offs = day.t, day.kind, day.coin, day.blob, day.offsets
+                make = day.inputs.line  # from the columns: no market line is decoded
                 for i in range(day.n):
                     t = times[i]
                     kind = kinds[i]
@@ -152,13 +150,9 @@ class DaySource:
                     if held and not quiet:
                         _catch_up(engine, day, held)
                     quiet = False
-                    self.raw = raw = bytes(blob[offs[i] : offs[i + 1] - 1])
+                    self.raw = bytes(blob[offs[i] : offs[i + 1] - 1])
                     self._i = i
-                    try:
-                        line = decode(raw)
-                    except msgspec.DecodeError:
-                        line = Line(t=t)  # a line the reader took as an ignored input
-                    yield line  # the loop applied it, and what was queued before it
+                    yield make(i)  # the loop applied it, and what was queued before it
                     last_t = t
                     n += 1
                     if progress is not None and not n & every:
@@ -177,7 +171,7 @@ class DaySource:
 
 def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:
     """Apply the held inputs, in log order (no hook reads them; they cause no event)."""
-    apply = engine.apply_held
+    apply, make = engine.apply_held, day.inputs.line
     for i in sorted(held.values()):
-        apply(day.line(i))
+        apply(make(i))
     held.clear()

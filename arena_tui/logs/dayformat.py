@@ -154,6 +154,10 @@ class Damaged(Exception):
     """A cache file that is not a whole, consistent ``.day`` file."""
 
 
+class Outdated(Damaged):
+    """A whole ``.day`` file of another version or byte order: rebuilt without a word."""
+
+
 def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     """A ``.day`` file's header, its sections checked to lie inside the file."""
     size = len(mm)
@@ -163,7 +167,7 @@ def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     if magic != MAGIC:
         raise Damaged("bad magic")
     if version != CACHE_VERSION:
-        raise Damaged(f"version {version}")
+        raise Outdated(f"version {version}")
     if head_off + head_len != size or head_off < PRE.size:
         raise Damaged("truncated")
     head = mm[head_off : head_off + head_len]
@@ -174,8 +178,10 @@ def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     except msgspec.DecodeError as exc:
         raise Damaged(f"header: {exc}") from None
     n = meta.n
-    if meta.version != CACHE_VERSION or meta.byteorder != sys.byteorder or n < 0:
-        raise Damaged("another version or byte order")
+    if meta.version != CACHE_VERSION or meta.byteorder != sys.byteorder:
+        raise Outdated("another version or byte order")
+    if n < 0:
+        raise Damaged("line count")
     if set(meta.sections) != {name for name, _ in SECTIONS}:
         raise Damaged("sections")
     if meta.blob_off < PRE.size or meta.blob_off + meta.blob_len > head_off:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import sys
 import zlib
 from collections.abc import Iterable
 from typing import Any
@@ -21,6 +22,7 @@ import numpy as np
 from arena_tui.logs.dayformat import (
     SECTIONS,
     Damaged,
+    Outdated,
     cache_dir,
     cache_enabled,
     day_file,
@@ -121,7 +123,7 @@ class CachedDay:
         code = dict(SECTIONS)[name]
         out = np.frombuffer(self.cols[name], dtype=np.dtype(code))
         if name in ("b_px", "b_sz", "b_n"):
-            out = out.reshape(-1, 2, self.width)
+            out = out.reshape(len(self.cols["b_time"]), 2, self.width)
         return out
 
     def raw(self, i: int) -> bytes:
@@ -167,7 +169,8 @@ def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | 
     """The valid cache of ``path`` for a season of ``coins``, or None: cache disabled, none,
     version differs, the source's size or mtime_ns differs from what the index recorded,
     ``coins`` not a subset of ``checked``, or the cache file is damaged (truncated, bad
-    magic, a checksum: treated as missing, and deleted). Never raises for a cache problem;
+    magic, a checksum: treated as missing, deleted, and said in one line on stderr; one of
+    another version is deleted without a word). Never raises for a cache problem;
     the source missing raises LogError as the reader would."""
     name = os.fspath(path)
     name = name if isinstance(name, str) else os.fsdecode(name)
@@ -184,9 +187,14 @@ def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | 
             day = CachedDay(file, name, entry.sha256)
         except FileNotFoundError:
             return None
-        except Damaged:
+        except Damaged as exc:  # refused; the pass reads the log and caches it again
             with contextlib.suppress(OSError):
                 file.unlink()
+            if not isinstance(exc, Outdated):
+                sys.stderr.write(
+                    f"arena: note: the day cache of {name} was damaged ({exc}): removed, "
+                    "and the log is read (and cached) again\n"
+                )
             return None
         if day.size != st.st_size or not frozenset(coins) <= day.checked:
             day.close()

@@ -36,6 +36,7 @@ from arena_tui.run.market import AssetContext, Book, Trade
 from arena_tui.run.parts import Entrant
 from arena_tui.strategy import IOC, Context, Strategy
 from engine import BookLevels, decode_levels
+from engine.book import WHITESPACE_FREE
 from engine.inputs import Book as BookMsg
 from engine.inputs import Line
 from engine.units import parse_e8
@@ -167,8 +168,10 @@ def assert_columns(day: CachedDay, path: Path) -> None:
         levels = day.inputs.levels(k)
         assert b" " not in levels and msgspec.json.decode(levels) == sides
         # the engine's trusted book (no check, no scan) is its checked one
-        fast = BookLevels(line.hl.data, line.t, 2)  # type: ignore[union-attr]
-        slow = BookLevels(msgspec.structs.replace(line.hl.data, levels=msgspec.Raw(levels)), 0)  # type: ignore[union-attr]
+        cached = day.line(i).hl
+        assert type(cached) is BookMsg and type(line.hl) is BookMsg
+        fast = BookLevels(cached.data, line.t, WHITESPACE_FREE)
+        slow = BookLevels(line.hl.data, line.t)
         assert (fast.two_sided, fast.ints()) == (slow.two_sided, slow.ints())
     prints = [
         p for _, line in kept if line.hl is not None and isinstance(line.hl.data, list)

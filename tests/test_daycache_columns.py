@@ -166,7 +166,7 @@ def assert_columns(day: CachedDay, path: Path) -> None:
             assert sz[k, s, : len(side)].tolist() == [parse_e8(lv["sz"]) for lv in side]
             assert cnt[k, s, : len(side)].tolist() == [lv["n"] for lv in side]
         levels = day.inputs.levels(k)
-        assert b" " not in levels and msgspec.json.decode(levels) == sides
+        assert b" " not in bytes(levels) and msgspec.json.decode(levels) == sides
         # the engine's trusted book (no check, no scan) is its checked one
         cached = day.line(i).hl
         assert type(cached) is BookMsg and type(line.hl) is BookMsg

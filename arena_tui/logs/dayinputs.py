@@ -17,6 +17,8 @@ from msgspec import Raw
 from arena_tui.logs.dayformat import KIND_BOOK, KIND_TRADES, LINE
 from engine.inputs import AssetCtx, Book, BookData, Ctx, CtxData, Line, Trade, Trades
 
+PRINTS_BLOCK = 4096  # prints made Python objects at once
+
 
 class Inputs:
     """Lines of one mapped day, from its columns (``line``), or by kind and row."""
@@ -43,52 +45,69 @@ class Inputs:
         self.p_tid = cols["p_tid"]
         self.p_str = cols["p_str"]
         self.c_str = cols["c_str"]
+        self._first = 0  # the first print of the block made Python objects
+        self._prints: list[Trade] = []
 
     def line(self, i: int) -> Line:
         """Line i."""
+        return self.make(i, self.kind[i], self.t[i], self.coin[i])
+
+    def make(self, i: int, kind: int, t: int, coin: int) -> Line:
+        """Line i, whose kind, ``t`` and coin the caller read already."""
         r = self.row[i]
         if r >= 0:
-            kind = self.kind[i]
             if kind == KIND_BOOK:
-                return self.book(r, self.t[i], self.coin[i])
+                return self.book(r, t, coin)
             if kind == KIND_TRADES:
-                return self.trades(r, self.t[i])
-            return self.ctx(r, self.t[i], self.coin[i])
+                return self.trades(r, t)
+            return self.ctx(r, t, coin)
         off = self.offsets
         try:
             return LINE.decode(self.blob[off[i] : off[i + 1] - 1])
         except msgspec.DecodeError:
-            return Line(t=self.t[i])
+            return Line(t=t)
 
-    def levels(self, r: int) -> bytes:
-        """Book ``r``'s levels' bytes, whitespace-free."""
+    def levels(self, r: int) -> memoryview[int]:
+        """Book ``r``'s levels' bytes, whitespace-free (a view of the mapping)."""
         off, length = self.b_lv[2 * r], self.b_lv[2 * r + 1]
         if off >= 0:
-            return bytes(self.blob[off : off + length])
+            return self.blob[off : off + length]
         off = -1 - off
-        return bytes(self.alt[off : off + length])
+        return self.alt[off : off + length]
 
     def book(self, r: int, t: int, coin: int) -> Line:
-        data = BookData(coin=self.coins[coin], time=self.b_time[r], levels=Raw(self.levels(r)))
-        return Line(t=t, hl=Book(data=data))
+        """Book ``r`` (its levels not copied: the engine copies what it keeps)."""
+        return Line(t, Book(BookData(self.coins[coin], self.b_time[r], Raw(self.levels(r)))))
 
     def trades(self, r: int, t: int) -> Line:
-        strings, coins, p_str = self.strings, self.coins, self.p_str
-        p_coin, p_time, p_tid = self.p_coin, self.p_time, self.p_tid
-        prints = []
-        for j in range(self.tr_start[r], self.tr_start[r + 1]):
-            k = 3 * j
-            prints.append(
-                Trade(
-                    coin=coins[p_coin[j]],
-                    px=strings[p_str[k]],
-                    sz=strings[p_str[k + 1]],
-                    time=p_time[j],
-                    tid=p_tid[j],
-                    side=strings[p_str[k + 2]],
-                )
+        """Trades message ``r``: its prints from a block of prints made Python objects
+        at once (the pass reads them in order; one block is kept at a time)."""
+        start, end = self.tr_start[r], self.tr_start[r + 1]
+        first = self._first
+        if not first <= start or end > first + len(self._prints):
+            first = self._block(start, end)
+        return Line(t, Trades(self._prints[start - first : end - first]))
+
+    def _block(self, start: int, end: int) -> int:
+        """Prints ``start`` to at least ``end`` (and to ``PRINTS_BLOCK`` after ``start``)
+        made ``Trade`` objects (immutable: a message's list is a slice of them); the
+        block's first print."""
+        stop = max(end, min(start + PRINTS_BLOCK, len(self.p_coin)))
+        strings, coins = self.strings, self.coins
+        texts = self.p_str[3 * start : 3 * stop].tolist()
+        self._prints = list(
+            map(
+                Trade,
+                map(coins.__getitem__, self.p_coin[start:stop].tolist()),
+                map(strings.__getitem__, texts[0::3]),
+                map(strings.__getitem__, texts[1::3]),
+                self.p_time[start:stop].tolist(),
+                self.p_tid[start:stop].tolist(),
+                map(strings.__getitem__, texts[2::3]),
             )
-        return Line(t=t, hl=Trades(data=prints))
+        )
+        self._first = start
+        return start
 
     def ctx(self, r: int, t: int, coin: int) -> Line:
         strings, c_str = self.strings, self.c_str

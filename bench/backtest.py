@@ -141,6 +141,8 @@ def day_log(args: argparse.Namespace, tmp: Path) -> tuple[str, float | None]:
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # the bench's own, removed with tmp
+    os.environ.pop("ARENA_CACHE", None)  # (arena synth keeps the day's cache as it writes)
     path, gen_s = day_log(args, tmp)
     size = sum(len(raw) + 1 for raw in iter_raw_lines(path))  # also warms the page cache
     season = resolve_season([path], args.season)
@@ -175,8 +177,6 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         ("w", lambda: full_command(path, args.season, args.vs, out, cache=True)),
     ]
     say("untimed backtest writing the day cache ...")
-    os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # the bench's own, removed with tmp
-    os.environ.pop("ARENA_CACHE", None)
     full_command(path, args.season, args.vs, out, cache=True)
     report: dict[str, Any] = {}
     for i in range(args.rounds):

@@ -17,7 +17,7 @@ from msgspec import Raw
 from arena_tui.logs.dayformat import KIND_BOOK, KIND_TRADES, LINE
 from engine.inputs import AssetCtx, Book, BookData, Ctx, CtxData, Line, Trade, Trades
 
-PRINTS_BLOCK = 4096  # prints made Python objects at once
+PRINTS_BLOCK = 64  # prints made Python objects at once (few: fewer survive a GC)
 
 
 class Inputs:

@@ -13,6 +13,7 @@ nothing else changes them, so what may be held is worked out once per yielded li
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Sequence
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
 from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
@@ -120,7 +121,8 @@ class DaySource:
                 states = [engine.coin_state(coin) for coin in day.coins]
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
                 blob, make = day.blob, day.inputs.make  # from the columns: nothing decoded
-                for i, t, kind, c, at, end in _lines(day):
+                spans = range(0, day.n, SPAN)
+                for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
                     if kind <= KIND_CTX and t < limit:
                         a = states[c] if c >= 0 else None
                         if c < 0:
@@ -166,22 +168,20 @@ class DaySource:
             self.n, self.last_t = n, last_t
 
 
-def _lines(day: CachedDay) -> Iterator[tuple[int, int, int, int, int, int]]:
-    """Each line's index, ``t``, kind, coin and bytes' start and end in the blob, read a
-    span of lines at a time (Python lists are quicker to read than the mapped arrays)."""
-    times, kinds, coins, offsets = day.t, day.kind, day.coin, day.offsets
-    for base in range(0, day.n, SPAN):
-        stop = min(base + SPAN, day.n)
-        offs = offsets[base : stop + 1].tolist()
-        yield from zip(
-            range(base, stop),
-            times[base:stop].tolist(),
-            kinds[base:stop].tolist(),
-            coins[base:stop].tolist(),
-            offs,
-            [o - 1 for o in offs[1:]],
-            strict=False,  # offs is one longer
-        )
+def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, int]]:
+    """Lines ``base`` to ``base + SPAN``: each one's index, ``t``, kind, coin and bytes' start
+    and end in the blob (Python lists: quicker to read than the mapped arrays)."""
+    stop = min(base + SPAN, day.n)
+    offs = day.offsets[base : stop + 1].tolist()
+    return zip(
+        range(base, stop),
+        day.t[base:stop].tolist(),
+        day.kind[base:stop].tolist(),
+        day.coin[base:stop].tolist(),
+        offs,
+        [o - 1 for o in offs[1:]],
+        strict=False,  # offs is one longer
+    )
 
 
 def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:

@@ -20,7 +20,12 @@ subprocess: the real command), then times, three rounds interleaved (a, b', b, a
        ``--no-cache``;
   (nw) (n) read from the day cache (``arena_tui.logs.daycache``, built by an untimed run
        into the bench's own cache directory);
-  (w)  (b) read from the day cache: a second run of the same day.
+  (w)  (b) read from the day cache: a second run of the same day;
+  (k)  the runner with a strategy reading the top of every book (``on_book``): every book
+       is applied, none held; (kw) the same from the day cache.
+
+``ARENA_BENCH_CLOCK=cpu`` times the CPU this process used instead of the wall (steadier on
+a shared, busy machine).
 
 Nothing is asserted: the target (b)/(a) <= 1.5 is reported as met or not. The extra rows
 say where (b) goes: the engine (r), the runner's bookkeeping (n - r), the strategy's own
@@ -55,12 +60,26 @@ from arena_tui.run.parts import BacktestResult  # noqa: E402
 from arena_tui.run.replay import replay  # noqa: E402
 from arena_tui.run.stats import exit_value  # noqa: E402
 from arena_tui.season.file import resolve_season  # noqa: E402
-from bench.replay import Series, decode_generic, in_scratch, machine, mb, say, timed, yes  # noqa: E402
+from bench.replay import (  # noqa: E402
+    CLOCK_ENV,
+    Series,
+    decode_generic,
+    in_scratch,
+    machine,
+    mb,
+    say,
+    timed,
+    yes,
+)
 from engine import Season  # noqa: E402
 
 TARGET_RATIO = 1.5
 STRATEGY = ROOT / "strategies" / "momentum.py"
 NOTHING = "from arena_tui.strategy import Strategy\n\n\nclass Nothing(Strategy):\n    pass\n"
+BOOKS = (
+    "from arena_tui.strategy import Strategy\n\n\nclass Books(Strategy):\n"
+    "    def on_book(self, ctx, book):\n        self.top = book.best_bid_e8, book.best_ask_e8\n"
+)
 
 
 def synth(out: Path, coins: str, hours: float, seed: int) -> float:
@@ -141,6 +160,8 @@ def day_log(args: argparse.Namespace, tmp: Path) -> tuple[str, float | None]:
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # the bench's own, removed with tmp
+    os.environ.pop("ARENA_CACHE", None)  # (arena synth keeps the day's cache as it writes)
     path, gen_s = day_log(args, tmp)
     size = sum(len(raw) + 1 for raw in iter_raw_lines(path))  # also warms the page cache
     season = resolve_season([path], args.season)
@@ -156,6 +177,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     }
     nothing = tmp / "nothing.py"
     nothing.write_text(NOTHING, encoding="utf-8")
+    books = tmp / "books.py"
+    books.write_text(BOOKS, encoding="utf-8")
     series = {
         "a": Series("(a)  msgspec.json.decode, every line"),
         "r": Series("(r)  arena replay's pass (engine alone)"),
@@ -164,6 +187,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "b": Series("(b)  arena backtest, in-process (all files)"),
         "n_warm": Series("(nw) (n) from the day cache"),
         "w": Series("(w)  (b) from the day cache"),
+        "k": Series("(k)  Backtest.run, a strategy reading every book"),
+        "k_warm": Series("(kw) (k) from the day cache"),
     }
     runs: list[tuple[str, Callable[[], object]]] = [
         ("a", lambda: decode_generic(path)),
@@ -173,16 +198,16 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         ("b", lambda: full_command(path, args.season, args.vs, out)),
         ("n_warm", lambda: runner_only(path, season, None, nothing, cache=True)),
         ("w", lambda: full_command(path, args.season, args.vs, out, cache=True)),
+        ("k", lambda: runner_only(path, season, None, books)),
+        ("k_warm", lambda: runner_only(path, season, None, books, cache=True)),
     ]
     say("untimed backtest writing the day cache ...")
-    os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # the bench's own, removed with tmp
-    os.environ.pop("ARENA_CACHE", None)
     full_command(path, args.season, args.vs, out, cache=True)
     report: dict[str, Any] = {}
     for i in range(args.rounds):
         for key, fn in runs:
             seconds, got = timed(fn)
-            if isinstance(got, BacktestResult) and key != "b_nothing" and got.inputs != n:
+            if isinstance(got, BacktestResult) and key == "b_runner" and got.inputs != n:
                 raise SystemExit(f"{key} saw {got.inputs} inputs, expected {n}")
             if isinstance(got, int) and got != n_decoded:
                 raise SystemExit(f"{key} decoded {got} inputs, expected {n_decoded}")
@@ -203,6 +228,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "own_inputs": first.own_inputs,
         "verdict": report.get("verdict", {}).get("text"),
         "rounds": args.rounds,
+        "clock": "cpu" if os.environ.get(CLOCK_ENV) == "cpu" else "wall",
         "measurements": {
             k: {"label": s.label, "seconds": s.seconds, "best_s": s.best, "median_s": s.median}
             for k, s in series.items()
@@ -219,6 +245,12 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "w_b_best": series["w"].best / b.best,
             "w_b_median": series["w"].median / b.median,
             "nw_n_best": series["n_warm"].best / bn.best,
+            "nw_a_best": series["n_warm"].best / a.best,
+            "nw_a_median": series["n_warm"].median / a.median,
+            "kw_k_best": series["k_warm"].best / series["k"].best,
+            "kw_a_best": series["k_warm"].best / a.best,
+            "kw_a_median": series["k_warm"].median / a.median,
+            "w_a_best": series["w"].best / a.best,
         },
         "targets": {
             "ratio_max": TARGET_RATIO,
@@ -248,11 +280,11 @@ def text_report(doc: dict[str, Any]) -> str:
         + ", ".join(f"{k} ({v['fills']} fills)" for k, v in doc["entries"].items())
         + f"; {doc['own_inputs']:,} strategy inputs",
         "",
-        f"{doc['rounds']} rounds, interleaved a, r, n, b', b, nw, w; inputs/s over the "
-        "inputs each read:",
+        f"{doc['rounds']} rounds ({doc['clock']} time), interleaved a, r, n, b', b, nw, w, k, "
+        "kw; inputs/s over the inputs each read:",
         f"  {'':46} {'best s':>8} {'median s':>9} {'best in/s':>11} {'median in/s':>12}",
     ]
-    for key in ("a", "r", "b_nothing", "b_runner", "b", "n_warm", "w"):
+    for key in ("a", "r", "b_nothing", "b_runner", "b", "n_warm", "w", "k", "k_warm"):
         r, k = runs[key], n if key in ("a", "r") else nb
         lines.append(
             f"  {r['label']:46} {r['best_s']:8.3f} {r['median_s']:9.3f} "
@@ -276,6 +308,9 @@ def text_report(doc: dict[str, Any]) -> str:
         f"day cache: (w)/(b) best {rt['w_b_best']:.2f}, median {rt['w_b_median']:.2f} "
         f"(target: under 1/3: {yes(rt['w_b_median'] < 1 / 3)}); a strategy that hooks "
         f"nothing, warm/cold {rt['nw_n_best']:.2f}",
+        f"warm vs bare decode (a), best / median: (nw) {rt['nw_a_best']:.2f} / "
+        f"{rt['nw_a_median']:.2f}, (kw) {rt['kw_a_best']:.2f} / {rt['kw_a_median']:.2f}; "
+        f"a strategy reading every book, warm/cold {rt['kw_k_best']:.2f}",
     ]
     return "\n".join(lines)
 

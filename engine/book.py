@@ -40,6 +40,9 @@ def _book_form(level: bytes) -> re.Pattern[bytes]:
 
 _FAST = (_book_form(_PX_SZ_N).fullmatch, _book_form(_N_PX_SZ).fullmatch)
 _WHITESPACE = re.compile(rb"[ \t\r\n]")  # JSON's insignificant whitespace
+# ``checked`` for a book checked in full before whose levels are known to hold no
+# whitespace (a day cache's columns, ``Engine.trust_books(whitespace_free=True)``)
+WHITESPACE_FREE = 2
 
 
 def decode_levels(raw: bytes) -> tuple[list[Level], list[Level]]:
@@ -73,11 +76,12 @@ class BookLevels:
 
     __slots__ = ("_ints", "_raw", "_sides", "coin", "t", "time", "two_sided")
 
-    def __init__(self, data: BookData, t: int, checked: bool = False) -> None:
+    def __init__(self, data: BookData, t: int, checked: bool | int = False) -> None:
         """Check every level of ``data``; MalformedInput names the first bad field.
 
         ``checked``: the line was checked in full before (a day cache is built only from
-        lines that passed): only a whitespace-free form skips the check and decode."""
+        lines that passed): only a whitespace-free form skips the check and decode;
+        ``WHITESPACE_FREE``: the caller knows the form is whitespace-free."""
         raw = bytes(data.levels)
         self._raw = raw
         self._sides: tuple[list[Level], list[Level]] | None = None
@@ -85,7 +89,7 @@ class BookLevels:
         self.coin = data.coin
         self.t = t
         self.time = data.time
-        if checked and not _WHITESPACE.search(raw):
+        if checked == WHITESPACE_FREE or (checked and not _WHITESPACE.search(raw)):
             self.two_sided = not raw.startswith(b"[[]") and not raw.endswith(b"[]]")
             return
         if _FAST[0](raw) is not None or _FAST[1](raw) is not None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine import events as ev
 from engine import fills, orders, scoring, snapshot
-from engine.book import BookLevels
+from engine.book import WHITESPACE_FREE, BookLevels
 from engine.inputs import (
     ArenaInput,
     AssetCtx,
@@ -67,7 +67,7 @@ class Engine:
         self._next_mark = self._first_boundary(self.rules.mark_interval_ms)
         self._next_due = 0
         self._out: list[ev.AnyEvent] = []
-        self.books_checked = False  # trust_books(): the shell checked every line before
+        self.books_checked: bool | int = False  # trust_books(): the shell checked every line before
         self.record_prints = record_prints
         self.applied_prints: list[Trade] = []
         self._refresh_due()
@@ -204,11 +204,12 @@ class Engine:
         """Every season market's state, in asset order."""
         return list(self.assets.values())
 
-    def trust_books(self) -> None:
+    def trust_books(self, whitespace_free: bool = False) -> None:
         """From now on the shell feeds only lines it checked in full before (a day cache),
         so a book's levels are not checked again (the runner learns its source after
-        building the engine)."""
-        self.books_checked = True
+        building the engine); ``whitespace_free``: and their levels hold no whitespace
+        (a day cache's columns), so they are not even scanned for it."""
+        self.books_checked = WHITESPACE_FREE if whitespace_free else True
 
     # ---- timed events ----------------------------------------------------------------
 

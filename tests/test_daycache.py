@@ -264,9 +264,9 @@ def _damage(file: Path, how: str) -> None:
     elif how == "line":  # a byte of a cached line flipped
         data[meta.blob_off + 40] ^= 0x01
     elif how == "array":  # a byte of the t array flipped
-        data[meta.t_off + 8 * 20] ^= 0x10
+        data[meta.sections["t"][0] + 8 * 20] ^= 0x10
     elif how == "offsets":
-        data[meta.off_off + 8 * 3] ^= 0x01
+        data[meta.sections["off"][0] + 8 * 3] ^= 0x01
     elif how == "header":  # a letter of the log's header line (still valid msgpack)
         at = data.rindex(b"synthetic")
         data[at] = ord("S")

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from arena_tui.logs.daykeep import keep_days
 from arena_tui.logs.meta import get_markets, meta_source, parse_coins, select
 from arena_tui.record.assemble import DaySummary, day_name, fetched_coins, write_day
 from arena_tui.record.fetch import (
@@ -227,6 +228,7 @@ def fetch_command(
     for day in plan.days:
         markets = sorted(select(universe, day.coins), key=lambda m: m.asset)
         s = write_day(day, markets, root, out_dir)
+        keep_days([str(s.path)])  # the day cache, so the first backtest of it is warm
         written.append(s)
         say(
             f"fetch: wrote {s.path}: {' '.join(s.coins)}; {plural(s.books, 'book')}, "

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from arena_tui.logs.daykeep import keep_days
 from arena_tui.logs.importers import Summary, import_files
 from arena_tui.logs.meta import meta_source
 from arena_tui.util.human import Ticker, plural, time_range
@@ -45,7 +46,7 @@ def _run(
     meta_file, url = meta_source(meta, info_url)
     ticker = Ticker(f"import {fmt}")
     try:
-        return import_files(
+        s = import_files(
             [str(f) for f in files],
             fmt,
             out=out,
@@ -55,6 +56,8 @@ def _run(
         )
     finally:
         ticker.done()
+    keep_days([s.out])  # the day cache, so the first backtest of it is already warm
+    return s
 
 
 def _report(s: Summary, as_json: bool) -> None:

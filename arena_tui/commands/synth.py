@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from arena_tui.logs.daykeep import keep_days
 from arena_tui.logs.meta import load_meta_file, parse_coins
 from arena_tui.synth.generate import (
     DEFAULT_START,
@@ -218,5 +219,6 @@ def synth_command(
     )
     if target != "-":
         sys.stderr.write(f"backtest on it: arena backtest STRATEGY {shlex.quote(target)}\n")
+        keep_days([target])  # the day cache, so the first backtest of it is already warm
     if as_json:
         typer.echo(dumps(doc))

@@ -1,5 +1,5 @@
-"""The day cache's file format: its constants, its header and index entry, where its files
-live and whether it is on.
+"""The day cache's file format: its constants, its header, its columns and index entry,
+where its files live and whether it is on.
 
 Why this module exists: the day cache (``logs.daycache``: a log file's lines kept
 uncompressed and indexed, memory-mapped for reruns) is written by ``logs.daywrite``, read
@@ -25,7 +25,7 @@ from arena_tui.logs.logerror import LogError
 from arena_tui.util.paths import APP
 from engine.inputs import Line
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: columnar (books, prints, contexts as integer columns)
 CACHE_DIR_ENV = "ARENA_CACHE_DIR"
 CACHE_ENV = "ARENA_CACHE"
 MAX_GB_ENV = "ARENA_CACHE_MAX_GB"
@@ -41,6 +41,7 @@ BATCH = 1024  # lines written at once by ``add``
 CHUNK = 1 << 20  # bytes read or buffered at once
 
 LINE = msgspec.json.Decoder(Line)
+ITEMSIZE = {"q": 8, "i": 4, "h": 2, "B": 1}
 
 
 def cache_dir() -> Path:
@@ -77,6 +78,40 @@ def cap_bytes() -> int:
     return DEFAULT_MAX_GB * 10**9 if cap is None else cap
 
 
+# The sections after the lines, in file order: (name, array typecode). Each starts on a
+# multiple of 8. docs/log-format.md ("The day cache") says what each holds.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("off", "q"),  # n + 1 line offsets into the blob
+    ("t", "q"),  # each line's t
+    ("coin", "h"),  # each line's coin (index into coins), -1 none or several
+    ("kind", "B"),  # each line's KIND_*
+    ("row", "i"),  # each line's row in its kind's table, -1: decode the line itself
+    ("b_time", "q"),  # per book: the exchange time
+    ("b_nlev", "h"),  # per book: the bid and ask level counts
+    ("b_lv", "q"),  # per book: its levels' bytes (offset, length) in the blob, or in alt
+    ("b_px", "q"),  # per book: width bid then width ask prices, e8 (zero past the count)
+    ("b_sz", "q"),  # the sizes, e8
+    ("b_n", "q"),  # the order counts
+    ("tr_start", "q"),  # per trades message: its first print (and one more: the end)
+    ("p_t", "q"),  # per print: its line's t
+    ("p_coin", "h"),  # its coin
+    ("p_time", "q"),  # its exchange time
+    ("p_tid", "q"),  # its tid
+    ("p_px", "q"),  # its price, e8
+    ("p_sz", "q"),  # its size, e8
+    ("p_side", "B"),  # SIDE_* code
+    ("p_str", "i"),  # its px, sz and side text (indexes into strings)
+    ("c_str", "i"),  # per context: its funding, markPx, oraclePx text (-1: absent)
+    ("c_mark", "q"),  # markPx e8 (NONE: absent)
+    ("c_oracle", "q"),  # oraclePx e8 (NONE: absent)
+    ("c_fund", "q"),  # funding as an exact fraction: numerator, denominator (0, 0: absent)
+    ("alt", "B"),  # levels with whitespace in the log, re-encoded without any
+    ("strings", "B"),  # msgpack list of the prints' and contexts' texts
+)
+NONE = -(1 << 63)  # an absent e8 value in a column
+SIDE_NONE, SIDE_B, SIDE_A, SIDE_OTHER = 0, 1, 2, 3
+
+
 class DayMeta(msgspec.Struct):
     """A ``.day`` file's header (msgpack, at the end of the file)."""
 
@@ -94,10 +129,8 @@ class DayMeta(msgspec.Struct):
     last_t: int | None
     blob_off: int
     blob_len: int
-    off_off: int
-    t_off: int
-    coin_off: int
-    kind_off: int
+    width: int  # levels a side each book row holds
+    sections: dict[str, tuple[int, int]]  # name -> (offset, bytes)
     arrays_crc: int
     blob_crc: int
     built_ms: int
@@ -121,6 +154,10 @@ class Damaged(Exception):
     """A cache file that is not a whole, consistent ``.day`` file."""
 
 
+class Outdated(Damaged):
+    """A whole ``.day`` file of another version or byte order: rebuilt without a word."""
+
+
 def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     """A ``.day`` file's header, its sections checked to lie inside the file."""
     size = len(mm)
@@ -130,7 +167,7 @@ def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     if magic != MAGIC:
         raise Damaged("bad magic")
     if version != CACHE_VERSION:
-        raise Damaged(f"version {version}")
+        raise Outdated(f"version {version}")
     if head_off + head_len != size or head_off < PRE.size:
         raise Damaged("truncated")
     head = mm[head_off : head_off + head_len]
@@ -141,19 +178,25 @@ def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     except msgspec.DecodeError as exc:
         raise Damaged(f"header: {exc}") from None
     n = meta.n
-    if meta.version != CACHE_VERSION or meta.byteorder != sys.byteorder or n < 0:
-        raise Damaged("another version or byte order")
-    sections = (
-        (meta.blob_off, meta.blob_len),
-        (meta.off_off, 8 * (n + 1)),
-        (meta.t_off, 8 * n),
-        (meta.coin_off, 2 * n),
-        (meta.kind_off, n),
-    )
-    if any(off < PRE.size or off + length > head_off for off, length in sections):
+    if meta.version != CACHE_VERSION or meta.byteorder != sys.byteorder:
+        raise Outdated("another version or byte order")
+    if n < 0:
+        raise Damaged("line count")
+    if set(meta.sections) != {name for name, _ in SECTIONS}:
+        raise Damaged("sections")
+    if meta.blob_off < PRE.size or meta.blob_off + meta.blob_len > head_off:
         raise Damaged("sections outside the file")
-    if not (meta.blob_off + meta.blob_len <= meta.off_off <= meta.t_off <= meta.coin_off):
-        raise Damaged("sections out of order")
+    end = meta.blob_off + meta.blob_len
+    for name, code in SECTIONS:
+        off, length = meta.sections[name]
+        if off < end or off % 8 or off + length > head_off or length % ITEMSIZE[code]:
+            raise Damaged("sections out of order or outside the file")
+        end = off + length
+    sizes = {name: meta.sections[name][1] for name, _ in SECTIONS}
+    if (sizes["off"], sizes["t"], sizes["coin"]) != (8 * (n + 1), 8 * n, 2 * n):
+        raise Damaged("line arrays")
+    if (sizes["kind"], sizes["row"]) != (n, 4 * n):
+        raise Damaged("line arrays")
     return meta
 
 

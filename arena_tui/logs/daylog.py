@@ -10,6 +10,7 @@ carries its ``t``), so all of it is tested with made-up times.
   LZ4-compressed to ``hl-YYYY-MM-DD.jsonl.lz4`` in a background thread (so receive times
   stay true): into a hidden temporary file, fsynced, renamed, and only then is the plain
   file removed. A crash at any point leaves either the plain file or a complete ``.lz4``.
+  The closed day's cache is then kept (``logs.daykeep``), so its first backtest is warm.
   Days closed by an older arena as ``.jsonl.gz`` are still found and read.
 - Files are only ever appended to (``LogWriter`` cuts a torn tail first), never rewritten.
   A day file whose header names other markets is refused rather than mixed.
@@ -20,6 +21,8 @@ carries its ``t``), so all of it is tested with made-up times.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +38,7 @@ from arena_tui.logs.dayfiles import (
     last_input_t,
     plain_of,
 )
+from arena_tui.logs.daykeep import keep_days
 from arena_tui.logs.logfile import LogError
 from arena_tui.logs.writer import LogWriter
 from arena_tui.util.outputs import writing
@@ -161,8 +165,32 @@ class DayLog:
             return
         if done is not None:
             self._outcomes.append(("compressed", done))
+            self._keep(done)
         if not self.background:
             self._report()
+
+    def _keep(self, done: Path) -> None:
+        """The closed day's cache (``logs.daykeep``), so its first backtest is warm: in a
+        low-priority process of its own when in the background (reading a day holds the
+        interpreter for a while, and receive times must stay true), stopped by a close
+        that does not wait; at once otherwise."""
+        if not self.background:
+            keep_days([str(done)])
+            return
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "arena_tui.logs.daykeep", str(done)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:  # no cache this time: the first backtest builds it
+            return
+        while proc.poll() is None:
+            if self._cancel.wait(0.2):
+                proc.kill()
+                proc.wait()
+                return
 
     def _report(self) -> None:
         while self._outcomes:

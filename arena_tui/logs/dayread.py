@@ -11,14 +11,18 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import sys
 import zlib
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
+import numpy as np
 
 from arena_tui.logs.dayformat import (
-    LINE,
+    SECTIONS,
     Damaged,
+    Outdated,
     cache_dir,
     cache_enabled,
     day_file,
@@ -28,7 +32,10 @@ from arena_tui.logs.dayformat import (
     resolved,
     stat_source,
 )
+from arena_tui.logs.dayinputs import Inputs
 from engine.inputs import Line
+
+_STRINGS = msgspec.msgpack.Decoder(list[str])
 
 
 class CachedDay:
@@ -71,20 +78,32 @@ class CachedDay:
             raise Damaged("not the cache of this source")
         n = meta.n
         mv = memoryview(mm)
-        if zlib.crc32(mv[meta.off_off : meta.kind_off + n]) != meta.arrays_crc:
+        first = meta.sections[SECTIONS[0][0]][0]
+        last_off, last_len = meta.sections[SECTIONS[-1][0]]
+        if zlib.crc32(mv[first : last_off + last_len]) != meta.arrays_crc:
             raise Damaged("arrays checksum")
         blob = mv[meta.blob_off : meta.blob_off + meta.blob_len]
         if zlib.crc32(blob) != meta.blob_crc:
             raise Damaged("lines checksum")
-        offsets = mv[meta.off_off : meta.off_off + 8 * (n + 1)].cast("q")
+        cols: dict[str, memoryview[int]] = {}
+        for name, code in SECTIONS:
+            off, length = meta.sections[name]
+            cols[name] = mv[off : off + length].cast(code)  # type: ignore[call-overload]
+        offsets = cols["off"]
         if offsets[0] != 0 or offsets[n] != meta.blob_len:
             raise Damaged("line offsets")
+        try:
+            strings = _STRINGS.decode(cols["strings"])
+        except msgspec.DecodeError:
+            raise Damaged("strings") from None
         self._mv = mv
         self.blob = blob
         self.offsets = offsets
-        self.t = mv[meta.t_off : meta.t_off + 8 * n].cast("q")
-        self.coin = mv[meta.coin_off : meta.coin_off + 2 * n].cast("h")
-        self.kind = mv[meta.kind_off : meta.kind_off + n].cast("B")
+        self.cols = cols
+        self.t = cols["t"]
+        self.coin = cols["coin"]
+        self.kind = cols["kind"]
+        self.row = cols["row"]
         self.size = meta.size
         self.sha256 = meta.sha256
         self.header_raw = meta.header_raw
@@ -93,7 +112,19 @@ class CachedDay:
         self.n = n
         self.first_t = meta.first_t
         self.last_t = meta.last_t
+        self.width = meta.width
         self.meta = meta
+        self.inputs = Inputs(cols, blob, self.coins, strings)
+
+    def array(self, name: str) -> np.ndarray[Any, Any]:
+        """A column as a numpy array over the mapping (no copy): one of
+        ``logs.dayformat.SECTIONS``; the book levels ``b_px``, ``b_sz`` and ``b_n`` shaped
+        (books, 2, width)."""
+        code = dict(SECTIONS)[name]
+        out = np.frombuffer(self.cols[name], dtype=np.dtype(code))
+        if name in ("b_px", "b_sz", "b_n"):
+            out = out.reshape(len(self.cols["b_time"]), 2, self.width)
+        return out
 
     def raw(self, i: int) -> bytes:
         """Line i's bytes (no ``\\n``)."""
@@ -101,13 +132,10 @@ class CachedDay:
         return bytes(self.blob[off[i] : off[i + 1] - 1])
 
     def line(self, i: int) -> Line:
-        """Line i decoded as the reader decodes it (its checks ran when the cache was built:
-        a line the typed decoder refuses is an ignored input)."""
-        off = self.offsets
-        try:
-            return LINE.decode(self.blob[off[i] : off[i + 1] - 1])
-        except msgspec.DecodeError:
-            return Line(t=self.t[i])
+        """Line i, the very ``Line`` the reader decodes, built from the columns (a line the
+        columns do not hold is decoded: its checks ran when the cache was built, and a
+        line the typed decoder refuses is an ignored input)."""
+        return self.inputs.line(i)
 
     def span(self, i: int, j: int) -> memoryview:
         """Lines i..j-1 joined by ``\\n`` exactly as in the file (no trailing ``\\n``)."""
@@ -118,8 +146,12 @@ class CachedDay:
 
     def close(self) -> None:
         """Unmap the file; if slices of it are still alive, it is unmapped when they go."""
-        for name in ("t", "kind", "coin", "offsets", "blob", "_mv"):
-            view = self.__dict__.pop(name, None)
+        self.__dict__.pop("inputs", None)
+        cols = self.__dict__.pop("cols", {})
+        for name in ("t", "kind", "coin", "row", "offsets"):
+            self.__dict__.pop(name, None)
+        views = [*cols.values(), self.__dict__.pop("blob", None), self.__dict__.pop("_mv", None)]
+        for view in views:
             if isinstance(view, memoryview):
                 with contextlib.suppress(BufferError):
                     view.release()
@@ -137,7 +169,8 @@ def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | 
     """The valid cache of ``path`` for a season of ``coins``, or None: cache disabled, none,
     version differs, the source's size or mtime_ns differs from what the index recorded,
     ``coins`` not a subset of ``checked``, or the cache file is damaged (truncated, bad
-    magic, a checksum: treated as missing, and deleted). Never raises for a cache problem;
+    magic, a checksum: treated as missing, deleted, and said in one line on stderr; one of
+    another version is deleted without a word). Never raises for a cache problem;
     the source missing raises LogError as the reader would."""
     name = os.fspath(path)
     name = name if isinstance(name, str) else os.fsdecode(name)
@@ -154,9 +187,14 @@ def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | 
             day = CachedDay(file, name, entry.sha256)
         except FileNotFoundError:
             return None
-        except Damaged:
+        except Damaged as exc:  # refused; the pass reads the log and caches it again
             with contextlib.suppress(OSError):
                 file.unlink()
+            if not isinstance(exc, Outdated):
+                sys.stderr.write(
+                    f"arena: note: the day cache of {name} was damaged ({exc}): removed, "
+                    "and the log is read (and cached) again\n"
+                )
             return None
         if day.size != st.st_size or not frozenset(coins) <= day.checked:
             day.close()

@@ -23,18 +23,15 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
+from arena_tui.logs.daycols import Columns
 from arena_tui.logs.dayformat import (
     BATCH,
     CACHE_VERSION,
     CHUNK,
-    KIND_BOOK,
-    KIND_CTX,
-    KIND_CTX_PART,
-    KIND_OTHER,
-    KIND_TRADES,
     MAGIC,
     META_ENC,
     PRE,
+    SECTIONS,
     Damaged,
     DayMeta,
     IndexEntry,
@@ -45,7 +42,7 @@ from arena_tui.logs.dayformat import (
 )
 from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.daystore import fsync_dir, prune, write_entry
-from engine.inputs import AssetCtx, Book, Line, Trade
+from engine.inputs import Line
 
 
 class DayCacheWriter:
@@ -66,10 +63,8 @@ class DayCacheWriter:
         self.path = path
         self._header_raw = bytes(header_raw)
         self._checked = None if checked is None else sorted(set(checked))
-        self._ids: dict[str, int] = {}
-        self._t = array("q")
-        self._kind = array("B")
-        self._coin = array("h")
+        self._cols = Columns()
+        self._t = self._cols.cols["t"]
         self._off = array("q", [0])
         self._pos = 0
         self._crc = 0
@@ -110,65 +105,20 @@ class DayCacheWriter:
             self._flush()
         if self._f is None or not raws:
             return
-        ids = self._ids
-        kinds: list[int] = []
-        coins: list[int] = []
-        kind, coin = kinds.append, coins.append
-        for line in lines:
-            hl = line.hl
-            if hl is None:
-                kind(KIND_OTHER)
-                coin(-1)
-                continue
-            if type(hl) is Book:
-                kind(KIND_BOOK)
-                name = hl.data.coin
-            elif type(hl) is AssetCtx:
-                data = hl.data
-                ctx = data.ctx
-                full = ctx.funding is not None and ctx.markPx is not None
-                kind(KIND_CTX if full and ctx.oraclePx is not None else KIND_CTX_PART)
-                name = data.coin
-            else:
-                kind(KIND_TRADES)
-                coin(self._trades_coin(hl.data))  # type: ignore[arg-type]
-                continue
-            c = ids.get(name)
-            coin(self._new_coin(name) if c is None else c)
         blob = b"\n".join(raws)
         try:
             self._t.fromlist([line.t for line in lines])
-            self._kind.fromlist(kinds)
-            self._coin.fromlist(coins)
+            self._cols.add(raws, lines, self._pos)
             self._off.extend(accumulate(map(add, map(len, raws), repeat(1)), initial=self._pos))
             del self._off[-len(raws) - 1]  # ``initial`` again
             self._f.write(blob)
             self._f.write(b"\n")
         except (OSError, ValueError, OverflowError):  # no space; more coins than int16 holds
+            # (a line's own unfit market data is not a failure: ``Columns`` keeps it out)
             self.discard()
             return
         self._pos = self._off[-1]
         self._crc = zlib.crc32(b"\n", zlib.crc32(blob, self._crc))
-
-    def _new_coin(self, name: str) -> int:
-        index = len(self._ids)
-        self._ids[name] = index
-        return index
-
-    def _trades_coin(self, prints: list[Trade]) -> int:
-        """The coin of a trades message's prints; -1 if none or of more than one coin
-        (every print's coin goes into the coin table all the same)."""
-        coin = -2
-        ids = self._ids
-        for tr in prints:
-            c = ids.get(tr.coin)
-            if c is None:
-                c = self._new_coin(tr.coin)
-            if coin == -2:
-                coin = c
-            elif c != coin:
-                coin = -1
-        return -1 if coin == -2 else coin
 
     def _flush(self) -> None:
         raws, lines = self._raws, self._lines
@@ -209,20 +159,22 @@ class DayCacheWriter:
         n = len(self._t)
         blob_len = self._pos
         pos = PRE.size + blob_len
-        pad = -pos % 8
-        f.write(bytes(pad))
-        pos += pad
-        off_off = pos
-        t_off = off_off + 8 * (n + 1)
-        coin_off = t_off + 8 * n
-        kind_off = coin_off + 2 * n
-        arrays = [self._off.tobytes(), self._t.tobytes(), self._coin.tobytes()]
-        arrays.append(self._kind.tobytes())
+        cols = self._cols
+        data = {"off": self._off.tobytes(), **cols.sections()}
+        sections: dict[str, tuple[int, int]] = {}
         crc = 0
-        for part in arrays:
+        for name, _code in SECTIONS:
+            pad = bytes(-pos % 8)
+            f.write(pad)
+            part = data[name]
             f.write(part)
+            sections[name] = (pos + len(pad), len(part))
+            pos += len(pad) + len(part)
+            if len(sections) > 1:  # the checksum runs from the first section's start
+                crc = zlib.crc32(pad, crc)
             crc = zlib.crc32(part, crc)
-        coins = list(self._ids)
+        coins = list(cols.ids)
+        checked = coins if self._checked is None else self._checked
         meta = DayMeta(
             version=CACHE_VERSION,
             byteorder=sys.byteorder,
@@ -232,22 +184,20 @@ class DayCacheWriter:
             sha256=sha256,
             header_raw=self._header_raw,
             coins=coins,
-            checked=coins if self._checked is None else self._checked,
+            checked=[c for c in checked if c not in cols.failed],
             n=n,
             first_t=self._t[0] if n else None,
             last_t=self._t[-1] if n else None,
             blob_off=PRE.size,
             blob_len=blob_len,
-            off_off=off_off,
-            t_off=t_off,
-            coin_off=coin_off,
-            kind_off=kind_off,
+            width=cols.width,
+            sections=sections,
             arrays_crc=crc,
             blob_crc=self._crc,
             built_ms=time.time_ns() // 1_000_000,
         )
         head = META_ENC.encode(meta)
-        head_off = kind_off + n
+        head_off = pos
         f.write(head)
         f.flush()
         f.seek(0)

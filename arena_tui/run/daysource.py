@@ -1,21 +1,20 @@
 """The warm pass's source: day caches, holding back the lines nobody could read.
 
 Why this module exists: a day read again comes from its cache (``logs.daycache``: the
-lines with their time, kind and coin, nothing decoded), and most of its market data can
-wait: a book or a context nobody reads before the next input that is applied is *held*,
-and only the last of each coin and kind is applied, just before it is needed. This is
-that decision, the hottest code of a warm pass; ``run.sources`` opens it, and the
-runner's one loop (``run.backtest``) applies what it yields. It reads the runner's queue
-and registration only between the lines it yields: nothing else changes them, so what
-may be held is worked out once per yielded line.
+lines with their time, kind and coin, its market data as columns: nothing decoded), and
+most of its market data can wait: a book or a context nobody reads before the next input
+that is applied is *held*, and only the last of each coin and kind is applied, just
+before it is needed. This is that decision, the hottest code of a warm pass;
+``run.sources`` opens it, and the runner's one loop (``run.backtest``) applies what it
+yields. It reads the runner's queue and registration only between the lines it yields:
+nothing else changes them, so what may be held is worked out once per yielded line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
-
-import msgspec
 
 from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
 from arena_tui.logs.logfile import LogError
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from arena_tui.logs.thinlog import ThinRunLog
     from arena_tui.run.dispatch import Dispatch
 
-_LINE = msgspec.json.Decoder(Line)
+SPAN = 1 << 14  # lines read from the mapped arrays at once
 _NONE = -(1 << 62)  # before registration nothing is held: no line is this early
 
 
@@ -45,7 +44,8 @@ class DaySource:
     skipped on the same terms (the engine ignores it). So the engine makes exactly the
     calls of the cold pass that change what anyone reads, and every line still goes into
     the run log in order (held ones by the source). The cache's lines were checked in
-    full when it was built (``logs.daycache``)."""
+    full when it was built (``logs.daycache``), and the lines it applies are built from its
+    columns (``logs.dayinputs``), never decoded, except arena inputs."""
 
     def __init__(
         self,
@@ -94,7 +94,7 @@ class DaySource:
         """The lines to apply; ``n`` and ``last_t`` (of every line, held ones too) are set
         when it ends or is closed."""
         engine = self.engine
-        engine.trust_books()  # every line of a day cache passed the checks
+        engine.trust_books(whitespace_free=True)  # a day cache's books passed the checks
         log = self.log
         write = log.write
         hooks = self.hooks
@@ -102,7 +102,6 @@ class DaySource:
         defer_ctx = not hooks.ctx_hooks
         trade_hooks = bool(hooks.trade_hooks)
         progress, every = self.progress, self.every
-        decode = _LINE.decode  # the cache's lines were checked when it was built
         queue = self.queue
         quiet = False  # the input about to be applied needs nothing held applied first
         # lines before ``limit`` may be held: the next timed event, the first queued input
@@ -121,12 +120,10 @@ class DaySource:
                     )
                 states = [engine.coin_state(coin) for coin in day.coins]
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
-                times, kinds, coins, blob, offs = day.t, day.kind, day.coin, day.blob, day.offsets
-                for i in range(day.n):
-                    t = times[i]
-                    kind = kinds[i]
+                blob, make = day.blob, day.inputs.make  # from the columns: nothing decoded
+                spans = range(0, day.n, SPAN)
+                for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
                     if kind <= KIND_CTX and t < limit:
-                        c = coins[i]
                         a = states[c] if c >= 0 else None
                         if c < 0:
                             skip = False  # prints of several coins in one message: applied
@@ -143,7 +140,7 @@ class DaySource:
                         if skip:
                             if a is not None:
                                 held[2 * c + (kind == KIND_CTX)] = i
-                            write(bytes(blob[offs[i] : offs[i + 1] - 1]))
+                            write(bytes(blob[at:end]))
                             last_t = t
                             n += 1
                             if progress is not None and not n & every:
@@ -152,13 +149,9 @@ class DaySource:
                     if held and not quiet:
                         _catch_up(engine, day, held)
                     quiet = False
-                    self.raw = raw = bytes(blob[offs[i] : offs[i + 1] - 1])
+                    self.raw = bytes(blob[at:end])
                     self._i = i
-                    try:
-                        line = decode(raw)
-                    except msgspec.DecodeError:
-                        line = Line(t=t)  # a line the reader took as an ignored input
-                    yield line  # the loop applied it, and what was queued before it
+                    yield make(i, kind, t, c)  # the loop applied it, and what was queued first
                     last_t = t
                     n += 1
                     if progress is not None and not n & every:
@@ -175,9 +168,25 @@ class DaySource:
             self.n, self.last_t = n, last_t
 
 
+def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, int]]:
+    """Lines ``base`` to ``base + SPAN``: each one's index, ``t``, kind, coin and bytes' start
+    and end in the blob (Python lists: quicker to read than the mapped arrays)."""
+    stop = min(base + SPAN, day.n)
+    offs = day.offsets[base : stop + 1].tolist()
+    return zip(
+        range(base, stop),
+        day.t[base:stop].tolist(),
+        day.kind[base:stop].tolist(),
+        day.coin[base:stop].tolist(),
+        offs,
+        [o - 1 for o in offs[1:]],
+        strict=False,  # offs is one longer
+    )
+
+
 def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:
     """Apply the held inputs, in log order (no hook reads them; they cause no event)."""
-    apply = engine.apply_held
+    apply, make = engine.apply_held, day.inputs.line
     for i in sorted(held.values()):
-        apply(day.line(i))
+        apply(make(i))
     held.clear()

@@ -1,0 +1,221 @@
+"""A day's market data as columns: checked once, when its cache is written.
+
+Why this module exists: a day read again should not decode or check a single market line
+again. While a day cache is written (``logs.daywrite``), every book, print and asset
+context is checked here as the engine would check it (each level's price and size a
+decimal, its ``n`` an integer; each print's price and size; each context's mark, oracle
+and funding) and kept as integer columns (e8 prices and sizes, a book's levels at a fixed
+width), with the exact texts the engine's inputs carry in a string table, so a warm pass
+builds the very same ``engine.inputs.Line`` from them (``logs.dayread``) without a JSON
+decode. A coin any of whose market data fails a check, or does not fit the columns, is
+not *checked*: its lines are decoded as they are (and a season trading it reads the log).
+docs/log-format.md ("The day cache") is the format.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+
+import msgspec
+import numpy as np
+
+from arena_tui.logs.dayformat import (
+    KIND_BOOK,
+    KIND_CTX,
+    KIND_CTX_PART,
+    KIND_OTHER,
+    KIND_TRADES,
+    NONE,
+    SECTIONS,
+    SIDE_A,
+    SIDE_B,
+    SIDE_NONE,
+    SIDE_OTHER,
+)
+from engine.inputs import AssetCtx, Book, Ctx, Level, Line, Trade
+from engine.units import parse_e8, parse_fraction
+
+_LEVELS = msgspec.json.Decoder(tuple[list[Level], list[Level]])
+_LEVELS_OUT = msgspec.json.Encoder()
+_WHITESPACE = re.compile(rb"[ \t\r\n]")  # JSON's insignificant whitespace
+_SIDES = {"": SIDE_NONE, "B": SIDE_B, "A": SIDE_A}
+
+
+class Unfit(Exception):
+    """A market line that fails a check or does not fit the columns."""
+
+
+class Columns:
+    """The columns of one day, built a line at a time (``add``), then ``sections``."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}  # coin -> index
+        self.failed: set[str] = set()  # coins some market line of which is unfit
+        self._strings: dict[str, int] = {}
+        self.cols = {name: array(code) for name, code in SECTIONS if name != "off"}
+        self.cols["tr_start"].append(0)
+        self._flat = {name: array("q") for name in ("b_px", "b_sz", "b_n")}
+        self._alt = bytearray()
+        self.width = 0
+        self._rows = (0, 0, 0)  # books, trades messages, contexts kept
+
+    def coin_id(self, name: str) -> int:
+        index = self.ids.get(name)
+        if index is None:
+            index = self.ids[name] = len(self.ids)
+        return index
+
+    def text(self, value: str) -> int:
+        index = self._strings.get(value)
+        if index is None:
+            index = self._strings[value] = len(self._strings)
+        return index
+
+    def add(self, raws: list[bytes], lines: list[Line], base: int) -> None:
+        """A chunk of inputs, their bytes and decoded lines; ``base``: the blob offset of
+        the first. Appends each line's kind, coin and row."""
+        cols = self.cols
+        kind, coin, row = cols["kind"].append, cols["coin"].append, cols["row"].append
+        for raw, line in zip(raws, lines, strict=True):
+            hl = line.hl
+            if hl is None:
+                kind(KIND_OTHER)
+                coin(-1)
+                row(-1)
+            elif type(hl) is Book:
+                kind(KIND_BOOK)
+                coin(self.coin_id(hl.data.coin))
+                row(self._book(hl, raw, base, line.arena is None))
+            elif type(hl) is AssetCtx:
+                ctx = hl.data.ctx
+                full = ctx.funding is not None and ctx.markPx is not None
+                kind(KIND_CTX if full and ctx.oraclePx is not None else KIND_CTX_PART)
+                coin(self.coin_id(hl.data.coin))
+                row(self._ctx(hl.data.coin, ctx, line.arena is None))
+            else:
+                kind(KIND_TRADES)
+                prints: list[Trade] = hl.data  # type: ignore[assignment]
+                coin(self._trades_coin(prints))
+                row(self._trades(prints, line.t, line.arena is None))
+            base += len(raw) + 1
+
+    def _trades_coin(self, prints: list[Trade]) -> int:
+        """The coin of a trades message's prints; -1 if none or of more than one coin
+        (every print's coin goes into the coin table all the same)."""
+        coin = -2
+        for tr in prints:
+            c = self.coin_id(tr.coin)
+            if coin == -2:
+                coin = c
+            elif c != coin:
+                coin = -1
+        return -1 if coin == -2 else coin
+
+    def _book(self, hl: Book, raw: bytes, base: int, alone: bool) -> int:
+        data = hl.data
+        levels = bytes(data.levels)
+        try:
+            if not alone:
+                raise Unfit("a line with arena too")
+            sides = _LEVELS.decode(levels)
+            flat = [(parse_e8(lv.px), parse_e8(lv.sz), lv.n) for side in sides for lv in side]
+            px, sz, n = self._flat["b_px"], self._flat["b_sz"], self._flat["b_n"]
+            mark = (len(px), len(sz), len(n))
+            try:
+                for a, b, c in flat:
+                    px.append(a)
+                    sz.append(b)
+                    n.append(c)
+                self.cols["b_time"].append(data.time)
+            except OverflowError:
+                del px[mark[0] :], sz[mark[1] :], n[mark[2] :]
+                raise
+        except (msgspec.DecodeError, ValueError, OverflowError, Unfit):
+            self.failed.add(data.coin)
+            return -1
+        bids, asks = len(sides[0]), len(sides[1])
+        self.width = max(self.width, bids, asks)
+        self.cols["b_nlev"].extend((bids, asks))
+        if _WHITESPACE.search(levels) is None:
+            at = raw.find(levels)  # the levels are a part of the line: found
+            self.cols["b_lv"].extend((base + at, len(levels)))
+        else:  # kept whitespace-free: the engine trusts a cached book's form
+            canonical = _LEVELS_OUT.encode(sides)
+            self.cols["b_lv"].extend((-1 - len(self._alt), len(canonical)))
+            self._alt += canonical
+        books, trades, ctxs = self._rows
+        self._rows = (books + 1, trades, ctxs)
+        return books
+
+    def _trades(self, prints: list[Trade], t: int, alone: bool) -> int:
+        cols = self.cols
+        checked: list[tuple[Trade, int, int]] = []
+        try:
+            if not alone:
+                raise Unfit("a line with arena too")
+            for tr in prints:
+                _check_int64(tr.time, tr.tid)
+                checked.append((tr, parse_e8(tr.px), parse_e8(tr.sz)))
+        except (ValueError, OverflowError, Unfit):
+            self.failed.update(tr.coin for tr in prints)
+            return -1
+        text = self.text
+        for tr, px, sz in checked:
+            cols["p_t"].append(t)
+            cols["p_coin"].append(self.coin_id(tr.coin))
+            cols["p_time"].append(tr.time)
+            cols["p_tid"].append(tr.tid)
+            cols["p_px"].append(px)
+            cols["p_sz"].append(sz)
+            cols["p_side"].append(_SIDES.get(tr.side, SIDE_OTHER))
+            cols["p_str"].extend((text(tr.px), text(tr.sz), text(tr.side)))
+        cols["tr_start"].append(len(cols["p_t"]))
+        books, trades, ctxs = self._rows
+        self._rows = (books, trades + 1, ctxs)
+        return trades
+
+    def _ctx(self, coin: str, ctx: Ctx, alone: bool) -> int:
+        try:
+            if not alone:
+                raise Unfit("a line with arena too")
+            mark = NONE if ctx.markPx is None else parse_e8(ctx.markPx)
+            oracle = NONE if ctx.oraclePx is None else parse_e8(ctx.oraclePx)
+            fund = (0, 0) if ctx.funding is None else parse_fraction(ctx.funding)
+            _check_int64(mark, oracle, *fund)
+        except (ValueError, OverflowError, Unfit):
+            self.failed.add(coin)
+            return -1
+        cols = self.cols
+        texts = (ctx.funding, ctx.markPx, ctx.oraclePx)
+        cols["c_str"].extend(-1 if s is None else self.text(s) for s in texts)
+        cols["c_mark"].append(mark)
+        cols["c_oracle"].append(oracle)
+        cols["c_fund"].extend(fund)
+        books, trades, ctxs = self._rows
+        self._rows = (books, trades, ctxs + 1)
+        return ctxs
+
+    def sections(self) -> dict[str, bytes]:
+        """Every section but the line offsets and the blob, as bytes (levels padded to the
+        width: book k's side s is row ``2 k + s`` of ``width`` values)."""
+        out = {name: col.tobytes() for name, col in self.cols.items()}
+        counts = np.frombuffer(self.cols["b_nlev"], dtype=np.int16).astype(np.int64)
+        width = self.width
+        filled = np.arange(width) < counts[:, None]
+        for name, flat in self._flat.items():
+            table = np.zeros((len(counts), width), dtype=np.int64)
+            table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
+            out[name] = table.tobytes()
+        out["alt"] = bytes(self._alt)
+        out["strings"] = msgspec.msgpack.encode(list(self._strings))
+        return out
+
+
+_INT64 = 1 << 63
+
+
+def _check_int64(*values: int) -> None:
+    for v in values:
+        if not -_INT64 <= v < _INT64:
+            raise OverflowError("out of int64")

@@ -83,6 +83,7 @@ def extensions() -> list[Extension]:
         return []
     try:
         from Cython.Build import cythonize
+        from Cython.Compiler.Errors import CompileError
     except ImportError:
         say("Cython is not installed: the engine is installed as pure Python")
         return []
@@ -90,19 +91,26 @@ def extensions() -> list[Extension]:
         Extension(f"engine.{name}", [f"engine/{name}.py"], extra_compile_args=["-O2"])
         for name in COMPILED
     ]
-    return list(
-        cythonize(
-            modules,
-            build_dir="build/cython",
-            language_level=3,
-            quiet=True,
-            compiler_directives={
-                "binding": True,  # functions keep Python's introspection (signatures, docs)
-                "embedsignature": True,
-                "always_allow_keywords": True,
-            },
+    try:
+        return list(
+            cythonize(
+                modules,
+                build_dir="build/cython",
+                language_level=3,
+                quiet=True,
+                compiler_directives={
+                    "binding": True,  # functions keep Python's introspection (signatures)
+                    "embedsignature": True,
+                    "always_allow_keywords": True,
+                    # the .pxd files alone give C types; an annotation ``int`` stays a
+                    # Python int (exact however large)
+                    "annotation_typing": False,
+                },
+            )
         )
-    )
+    except CompileError as exc:
+        say(f"Cython could not translate {exc}: the engine is installed as pure Python")
+        return []
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildEngine})

@@ -1,0 +1,14 @@
+# Static types for engine/orders.py when compiled (setup.py): see engine/state.pxd.
+cimport cython
+
+from engine.state cimport Account, AssetState, OpenOrder
+
+
+@cython.locals(a=AssetState)
+cpdef object check(eng, Account acct, o, cloid, t)
+
+@cython.locals(order=OpenOrder)
+cpdef place(eng, Account acct, o, t)
+
+@cython.locals(acct=Account, a=AssetState)
+cpdef close(eng, OpenOrder order, t, reason)

@@ -33,7 +33,12 @@ def say(text: str) -> None:
 
 
 def source_sha256(name: str) -> str:
-    return hashlib.sha256((ROOT / "engine" / f"{name}.py").read_bytes()).hexdigest()
+    """The module's source and its ``.pxd`` (its C types), as engine/_loader.py hashes them."""
+    h = hashlib.sha256((ROOT / "engine" / f"{name}.py").read_bytes())
+    pxd = ROOT / "engine" / f"{name}.pxd"
+    if pxd.exists():
+        h.update(pxd.read_bytes())
+    return h.hexdigest()
 
 
 def built_text(names: tuple[str, ...]) -> str:
@@ -77,16 +82,24 @@ class BuildEngine(build_ext):
             say(f"compiled engine modules: {', '.join(done)}")
 
 
+def pure(why: str) -> list[Extension]:
+    """No extensions: the engine installs as Python, and an in-place build's leftovers
+    (``pip install -e .`` before) are removed so that the sources run."""
+    say(f"{why}: the engine is installed as pure Python")
+    for path in [*(ROOT / "engine").glob("*.so"), *(ROOT / "engine").glob("*.pyd")]:
+        path.unlink()
+    (ROOT / "engine" / BUILT).unlink(missing_ok=True)
+    return []
+
+
 def extensions() -> list[Extension]:
     if os.environ.get("ARENA_PURE_BUILD", "") not in ("", "0"):
-        say("ARENA_PURE_BUILD is set: the engine is installed as pure Python")
-        return []
+        return pure("ARENA_PURE_BUILD is set")
     try:
         from Cython.Build import cythonize
         from Cython.Compiler.Errors import CompileError
     except ImportError:
-        say("Cython is not installed: the engine is installed as pure Python")
-        return []
+        return pure("Cython is not installed")
     modules = [
         Extension(f"engine.{name}", [f"engine/{name}.py"], extra_compile_args=["-O2"])
         for name in COMPILED
@@ -98,6 +111,7 @@ def extensions() -> list[Extension]:
                 build_dir="build/cython",
                 language_level=3,
                 quiet=True,
+                force=True,  # never a C file translated from an older .py or .pxd
                 compiler_directives={
                     "binding": True,  # functions keep Python's introspection (signatures)
                     "embedsignature": True,
@@ -109,8 +123,7 @@ def extensions() -> list[Extension]:
             )
         )
     except CompileError as exc:
-        say(f"Cython could not translate {exc}: the engine is installed as pure Python")
-        return []
+        return pure(f"Cython could not translate {exc}")
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildEngine})

@@ -60,8 +60,16 @@ def has_extension(module: str) -> bool:
 
 
 def source_sha256(module: str) -> str:
-    with open(os.path.join(HERE, f"{module}.py"), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    """The module's source and its ``.pxd`` (its C types), as setup.py hashed them."""
+    h = hashlib.sha256()
+    for suffix in (".py", ".pxd"):
+        try:
+            with open(os.path.join(HERE, module + suffix), "rb") as f:
+                h.update(f.read())
+        except FileNotFoundError:
+            if suffix == ".py":
+                raise
+    return h.hexdigest()
 
 
 def why_not_compiled() -> str | None:
@@ -73,7 +81,9 @@ def why_not_compiled() -> str | None:
         if module not in built or not has_extension(module):
             return f"engine.{module} was not compiled"
         if built[module] != source_sha256(module):
-            return f"engine/{module}.py changed since it was compiled (pip install -e . again)"
+            return (
+                f"engine/{module}.py or .pxd changed since it was compiled (pip install -e . again)"
+            )
     return None
 
 

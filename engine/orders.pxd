@@ -4,9 +4,7 @@ cimport cython
 from engine.state cimport Account, AssetState, OpenOrder
 
 
-@cython.locals(a=AssetState)
-cpdef object check(eng, Account acct, o, cloid, t)
-
+# check() stays untyped: Cython 3.3 cannot translate its generator expression in a cpdef
 @cython.locals(order=OpenOrder)
 cpdef place(eng, Account acct, o, t)
 

@@ -10,8 +10,20 @@ host's checkpoints). The public modules are this package,
 ``engine.orders``, ``engine.fills``, ``engine.scoring``, ``engine.book``, ``engine.snapshot``
 and ``engine.ledger`` (what the rules see of the engine) are the engine's inside (a contract
 keeps the shell out of them).
+
+Which engine runs: the hot modules (``engine._loader.COMPILED_MODULES``) may be compiled by
+Cython from these same sources when the package is installed (setup.py). ``ENGINE`` says
+which runs and why; ``COMPILED`` is True when every one of them is the compiled extension.
+``ARENA_ENGINE=pure`` runs the sources even when extensions exist (the reference: both give
+the same events and state, tests/test_engines_agree.py), ``ARENA_ENGINE=compiled`` refuses
+to import unless the extensions run. An extension built from another source than the one
+beside it (an edit after ``pip install -e .``) is never run: the sources are, and ``ENGINE``
+says so.
 """
 
+# engine._loader comes first (isort keeps it there): importing it chooses which engine the
+# imports below load.
+from engine._loader import ENGINE, running_compiled
 from engine.book import BookLevels
 from engine.core import Engine
 from engine.events import Reason
@@ -23,7 +35,11 @@ from engine.season import Market, Rules, Season, backtest_season, rules_sha256
 from engine.state import PENDING, RESTING, Account, AssetState, OpenOrder
 from engine.units import tdiv
 
+COMPILED = running_compiled()  # what was imported, checked against what was chosen
+
 __all__ = [
+    "COMPILED",
+    "ENGINE",
     "PENDING",
     "RESTING",
     "Account",

@@ -20,6 +20,7 @@ T = TypeVar("T")
 E6 = 10**6  # money: USDC at 1e6
 E8 = 10**8  # prices, sizes and ratios at 1e8
 E10 = 10**10  # e8 * e8 / e10 = e6: a price times a size is money
+TEN = 10
 FEE_DENOM = 100_000  # dbps: tenths of a basis point
 SECOND_MS = 1_000
 MINUTE_MS = 60_000
@@ -108,7 +109,9 @@ def _parse_fraction(text: str) -> tuple[int, int]:
     sign, whole, frac = m.groups()
     frac = frac or ""
     num = int(whole + frac)
-    return (-num if sign else num), 10 ** len(frac)
+    # TEN, a Python int: compiled, ``10 ** len(frac)`` is a power of two C integers, which
+    # Cython makes a C double (tests/test_engines_agree.py caught 100.0 for 100)
+    return (-num if sign else num), TEN ** len(frac)
 
 
 def parse_fraction(text: str) -> tuple[int, int]:

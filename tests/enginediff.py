@@ -1,0 +1,154 @@
+"""One engine run written as bytes, so that two engines' runs can be compared byte for byte.
+
+The compiled engine and its Python sources cannot both be imported in one process (they are
+the same module names), so tests/test_engines_agree.py runs the other one in a worker:
+``python -m tests.enginediff`` with ``ARENA_ENGINE=pure``, fed cases on stdin (a season's
+JSON line, then the log lines, then an empty line) and answering each with one line: what
+:func:`run_case` made of it.
+
+What is written: every line's events (or the error it raised, by type and text) and, after
+the last line, the engine's whole read face: each entry's account, open orders, equity,
+exposure and standing, each coin's state (book levels, marks, funding, trade history), the
+time of the next timed event.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import msgspec
+
+import engine
+from engine import Engine, Line, Season
+
+_LINE = msgspec.json.Decoder(Line)
+_SEASON = msgspec.json.Decoder(Season)
+
+ORDER_FIELDS = (
+    "oid",
+    "asset",
+    "is_buy",
+    "limit_px",
+    "sz",
+    "reduce_only",
+    "tif",
+    "cloid",
+    "received",
+    "reserve",
+    "state",
+    "filled",
+    "act_book_time",
+    "cancel_at",
+)
+ACCOUNT_FIELDS = (
+    "name",
+    "idx",
+    "key_sha256",
+    "cash",
+    "positions",
+    "reserved",
+    "peak",
+    "fee_hwm",
+    "mdd",
+    "paused",
+    "marks",
+    "active_marks",
+    "last_equity",
+)
+COIN_FIELDS = (
+    "coin",
+    "asset",
+    "sz_decimals",
+    "lot",
+    "ctx_mark",
+    "book_mid",
+    "trade_px",
+    "oracle",
+    "funding",
+    "last_trade_time",
+)
+
+
+def fields(obj: object, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in names}
+
+
+def state(eng: Engine) -> dict[str, Any]:
+    """Everything the read face shows of ``eng``, as builtins."""
+    entries = []
+    for name in eng.entries():
+        acct = eng.account(name)
+        assert acct is not None
+        row = fields(acct, ACCOUNT_FIELDS)
+        row["positions"] = sorted(acct.positions.items())
+        row["fill_days"] = sorted(acct.fill_days)
+        row["orders"] = [fields(o, ORDER_FIELDS) for o in eng.open_orders_of(name)]
+        row["is_active"] = acct.is_active()
+        try:
+            row["equity"], row["exposure"] = eng.equity(name), eng.exposure(name)
+        except AssertionError as exc:  # a position with no mark: said the same by both
+            row["equity"] = f"AssertionError: {exc}"
+        entries.append(row)
+    coins = []
+    for a in eng.coin_states():
+        row = fields(a, COIN_FIELDS)
+        row["mark"] = a.mark
+        row["last_trade_tids"] = sorted(a.last_trade_tids)
+        row["pending"] = [o.oid for o in a.pending]
+        row["resting"] = [o.oid for o in a.resting]
+        row["inert"] = [a.book_is_inert, a.prints_are_inert]
+        book = a.book
+        if book is not None:
+            row["book"] = [book.coin, book.t, book.time, book.two_sided, book.ints(), book.mid()]
+        coins.append(row)
+    standings = [msgspec.to_builtins(s) for s in eng.standings()]
+    return {
+        "t": eng.t,
+        "next_due": eng.next_due,
+        "final": eng.final,
+        "entries": entries,
+        "coins": coins,
+        "standings": standings,
+    }
+
+
+def run_case(season_json: bytes, lines: list[bytes], record_prints: bool = False) -> bytes:
+    """Apply ``lines`` to a new engine of the season; every event and the final state."""
+    eng = Engine(_SEASON.decode(season_json), record_prints=record_prints)
+    out: list[Any] = []
+    for raw in lines:
+        try:
+            line = _LINE.decode(raw)
+            if line.t < eng.t:
+                out.append("skipped: back in time")
+                continue
+            events = eng.apply(line)
+        except (ValueError, AssertionError) as exc:  # MalformedInput is a ValueError
+            out.append(f"{type(exc).__name__}: {exc}")
+            continue
+        out.append(msgspec.to_builtins(events))
+        if record_prints:
+            out.append(msgspec.to_builtins(eng.applied_prints))
+    out.append(state(eng))
+    return msgspec.json.encode(out)
+
+
+def serve() -> None:
+    """Answer cases from stdin (season line, log lines, empty line) on stdout."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout.write(engine.ENGINE.encode() + b"\n")
+    stdout.flush()
+    while True:
+        season = stdin.readline()
+        if not season:
+            return
+        lines = []
+        while (raw := stdin.readline()) not in (b"\n", b""):
+            lines.append(raw.rstrip(b"\n"))
+        stdout.write(run_case(season.rstrip(b"\n"), lines) + b"\n")
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    serve()

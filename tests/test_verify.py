@@ -50,7 +50,7 @@ from engine import Season
 from engine.season import MINUTE_MS
 from tests import build
 from tests.clirun import ROOT, arena, one_error_line
-from tests.hostkit import SYNTH, wait_until
+from tests.hostkit import SYNTH, UNLIMITED, wait_until
 from tests.market import MARKETS, market_rows
 
 URL = "http://arena.test"
@@ -369,7 +369,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         speed=Fraction(60),
     )
     opts.log.parent.mkdir()
-    host = Host(opts, clock=clock, note=lambda _: None).start()
+    host = Host(opts, clock=clock, note=lambda _: None, readers=UNLIMITED).start()  # (polls)
     url = host.info["url"]
     cmd = [sys.executable, "-m", "arena_tui.cli", "verify", url, "--follow", "--interval", "0.5"]
     follower = subprocess.Popen([*cmd, "--json"], cwd=ROOT, stdout=PIPE, stderr=PIPE, text=True)

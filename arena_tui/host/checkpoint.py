@@ -35,6 +35,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.host.views import Marks, Views
+from arena_tui.logs.dayfiles import fsync_dir
 from engine import Engine, Season
 from engine import events as ev
 from engine.inputs import BookData
@@ -310,7 +311,7 @@ class Checkpoints:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, final)
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
         self.written += 1
         for _, _, older in self.listed()[KEEP:]:
             _remove(older)
@@ -402,11 +403,3 @@ class _PrefixHashes(threading.Thread):
 
 def _remove(path: Path) -> None:
     path.unlink(missing_ok=True)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

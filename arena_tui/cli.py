@@ -62,6 +62,36 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        import engine
+
+        try:
+            number = version("arena")
+        except PackageNotFoundError:
+            number = "not installed"
+        typer.echo(f"arena {number}\nengine: {engine.ENGINE}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print arena's version and which engine runs (compiled by Cython at install, "
+        "or the pure-Python sources, and why), then exit.",
+    ),
+) -> None:
+    """Local simulator, backtester and season engine for Circle Arena Season 0."""
+
+
 app.command("replay")(replay_command)
 app.command("backtest")(backtest_command)
 app.command("paper")(paper_command)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.main import get_command
 
+import engine
 from arena_tui.cli import app
 from arena_tui.tui.cli import cli
 from tests.clirun import ROOT, arena, arena_here, one_error_line
@@ -29,6 +31,19 @@ def test_help_teaches() -> None:
     assert done.returncode == 0
     for word in ("--season", "--json", "--fills", "--scores", "Example"):
         assert word in done.stdout
+
+
+def test_version_says_which_engine_runs() -> None:
+    # A fresh process, so that ARENA_ENGINE chooses before anything imports the engine: the
+    # line must name the engine that the same choice gives here, and pure must be pure.
+    done = arena("--version")
+    assert done.returncode == 0, done.stderr
+    name, which = done.stdout.splitlines()
+    assert re.fullmatch(r"arena [0-9]+\.[0-9]+\.[0-9]+.*", name)
+    assert which == f"engine: {engine.ENGINE}"
+    forced = arena("--version", env={**os.environ, "ARENA_ENGINE": "pure"})
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.splitlines()[1].startswith("engine: pure Python")
 
 
 HELP_WIDTH = 78  # an 80-column terminal, less the help panel's padding

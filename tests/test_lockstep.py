@@ -190,6 +190,7 @@ def host_run(tmp: Path, name: str, *flags: str) -> tuple[dict[str, Any], list[li
     here.mkdir()
     args = ["host", "--replay", str(SYNTH), "--lockstep", "--season", str(season_file(tmp))]
     args += ["--port", "0", "--entry", "alice", "--entry", "bob", "--out", str(here / "run")]
+    args += ["--connect-timeout", "120"]  # (two agents starting on a loaded 2-core machine)
 
     def text() -> str:
         return (here / "out.txt").read_text(encoding="utf-8")
@@ -211,8 +212,9 @@ def host_run(tmp: Path, name: str, *flags: str) -> tuple[dict[str, Any], list[li
             cmd = [sys.executable, str(agent_file(tmp)), *flags]
             agents.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
         said = [agent.communicate(timeout=60)[0].splitlines() for agent in agents]
-        assert [agent.returncode for agent in agents] == [0, 0]
-        assert proc.wait(30) == 0
+        codes = [agent.returncode for agent in agents]
+        assert codes == [0, 0], f"{codes}: {[lines[-3:] for lines in said]}"
+        assert proc.wait(30) == 0, (here / "err.txt").read_text(encoding="utf-8")
     return json.loads(text().splitlines()[1]), said
 
 

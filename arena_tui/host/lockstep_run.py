@@ -59,8 +59,11 @@ from arena_tui.util.human import plural
 OUTPUT_FILE = "agent.out.log"  # the agent process's stdout and stderr
 OUTPUT_MAX = 4 << 20  # the bytes of it kept (its start); the rest is counted, not kept
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-EXIT_GRACE_S = 5.0  # how long the agent's process may take to exit after "over"
-TOLD_GRACE_S = 3.0  # how long connected agents have to fetch "over" (arena host --lockstep)
+# After the pass, an agent still in its last step (a read, an order) has as long to come
+# back for "over" (arena host --lockstep) or to exit (--agent) as it had for a step
+# (--step-timeout), or AFTER_S when steps have no limit: on a loaded machine, a fixed
+# 3 s cut an agent's next request off as the server stopped.
+AFTER_S = 30.0
 THINK = ("zero", "measured")
 
 
@@ -339,11 +342,12 @@ class LockstepRun:
                 self.interrupt(gate.stopping)
             doc = result.replay.to_json()
             gate.finish({k: doc[k] for k in ("season", "end", "final", "ranking")})
+            after_s = opts.step_timeout_s or AFTER_S
             if self.proc is not None:
                 proc, r = self.proc, self.remotes[0]
-                gate.serve(lambda: proc.poll() is not None or r.lagging, EXIT_GRACE_S)
+                gate.serve(lambda: proc.poll() is not None or r.lagging, after_s)
             else:
-                gate.serve(lambda: all(r.told_over for r in self.remotes), TOLD_GRACE_S)
+                gate.serve(lambda: all(r.told_over for r in self.remotes), after_s)
         except BaseException as exc:
             with suppress(Exception):  # (whatever went wrong, the agents are told)
                 gate.abort(str(exc) or type(exc).__name__)

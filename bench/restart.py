@@ -14,8 +14,10 @@ hours and 540 MB), then measures, side by side in one run on the same (page-cach
   replayed: engine, views, score rows);
 - the restart with a checkpoint: the session that wrote the checkpoint stopped one hour of
   log time before the log's end (the most a crash costs at ``--checkpoint-every 1h``); a
-  new session finds it, checks the SHA-256 of the log's prefix, loads it and replays the
-  last hour;
+  new session finds it, checks it against the log, loads it and replays the last hour.
+  Both checks: ``full`` (the SHA-256 of the whole prefix before the start) and ``quick``
+  (the default: the prefix's size and its first and last MiB, the rest hashed behind the
+  start in a thread; the time until that check is done is printed too);
 
 and, of the checkpoint: its size, the time the loop spends copying the state (the only
 part on the order path before the loop yields), the longest single frame's encoding (the
@@ -60,8 +62,8 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def session(log: Path, season: Season, ck: bool, notes: list[str]) -> Session:
-    every = Checkpoints(log, HOUR_MS, notes.append) if ck else None
+def session(log: Path, season: Season, ck: bool, notes: list[str], check: str = "quick") -> Session:
+    every = Checkpoints(log, HOUR_MS, notes.append, check=check) if ck else None
     db = log.with_name(f"{log.name}.{time.monotonic_ns()}.sqlite")
     return Session(season, log, {}, ScoreStore(db), clock=lambda: 0, checkpoints=every)
 
@@ -169,12 +171,24 @@ def one_length(tmp: Path, inputs: int, seed: int) -> dict[str, Any]:
     first.close()
     first.store.close()
     copy_range(full, log, cut, size, "ab")
-    say("bench: restart with the checkpoint")
+    say("bench: restart with the checkpoint, the whole prefix checked first")
+    checked = session(log, season, True, notes, check="full")
+    started = time.perf_counter()
+    checked.open()
+    with_full = time.perf_counter() - started
+    assert checked.resumed_at == cut, notes
+    checked.close()
+    checked.store.close()
+    say("bench: restart with the checkpoint, a quick check (the prefix hashed behind)")
     resumed = session(log, season, True, notes)
     started = time.perf_counter()
     resumed.open()
     with_ck = time.perf_counter() - started
     assert resumed.resumed_at == cut, notes
+    assert isinstance(resumed.hasher, checkpoint.Behind)
+    resumed.hasher.join()
+    behind = time.perf_counter() - started
+    assert resumed.mismatched is None
     say("bench: restart without (the whole log)")
     whole = session(full, season, False, notes)
     started = time.perf_counter()
@@ -192,6 +206,8 @@ def one_length(tmp: Path, inputs: int, seed: int) -> dict[str, Any]:
         "log_hours": (stats.last_t - stats.first_t) / HOUR_MS,
         "restart_full_s": without,
         "restart_checkpoint_s": with_ck,
+        "restart_checkpoint_full_check_s": with_full,
+        "quick_check_behind_done_s": behind,
         "replayed_after_checkpoint": rest,
         "checkpoint": wrote,
         "sha256_gb_s": sha256_rate(full),
@@ -231,7 +247,9 @@ def season_scale(tmp: Path, entries: int = 50, fills: int = 4000) -> dict[str, A
         for day in range(days):
             row = ev.ScoreRow(season.start, name, day, 1, 1, 1, 1, 1, True, 1, 1, 1, 1)
             views.rows[(name, day)] = views.latest[name] = row
-    meta = checkpoint.Meta(checkpoint.FORMAT, season.id, season.rules_sha256, 0, "0" * 64, 0, None)
+    meta = checkpoint.Meta(
+        checkpoint.FORMAT, season.id, season.rules_sha256, 0, "0" * 64, 0, None, "", ""
+    )
     log = tmp / "scale.jsonl"
     log.write_bytes(b"")
     started = time.thread_time()
@@ -267,16 +285,18 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({"lengths": results, "season_scale": scale}))
         return
     print(
-        f"{'inputs':>10} {'log':>9} {'log time':>9} {'full replay':>12} {'checkpoint':>11} "
-        f"{'ratio':>6} {'ckpt size':>10} {'on loop':>8} {'max frame':>10} {'write':>8} "
-        f"{'sha256':>9}"
+        f"{'inputs':>10} {'log':>9} {'log time':>9} {'full replay':>12} {'ckpt full':>10} "
+        f"{'ckpt quick':>11} {'ratio':>6} {'checked':>8} {'ckpt size':>10} {'on loop':>8} "
+        f"{'max frame':>10} {'write':>8} {'sha256':>9}"
     )
     for r in results:
         c = r["checkpoint"]
         print(
             f"{r['inputs']:>10,} {r['log_bytes'] / 1e6:>6,.0f} MB {r['log_hours']:>7.1f} h "
-            f"{r['restart_full_s']:>10.2f} s {r['restart_checkpoint_s']:>9.2f} s "
+            f"{r['restart_full_s']:>10.2f} s {r['restart_checkpoint_full_check_s']:>8.2f} s "
+            f"{r['restart_checkpoint_s']:>9.2f} s "
             f"{r['restart_full_s'] / r['restart_checkpoint_s']:>5.1f}x "
+            f"{r['quick_check_behind_done_s']:>6.2f} s "
             f"{c['bytes'] / 1e6:>7.2f} MB {c['capture_ms']:>5.1f} ms "
             f"{c['longest_frame_ms']:>7.2f} ms {c['write_fsync_ms']:>5.0f} ms "
             f"{r['sha256_gb_s']:>5.2f} GB/s"
@@ -292,8 +312,10 @@ def main(argv: list[str] | None = None) -> None:
         f"{10 / rate:.1f} s"
     )
     print(
-        "(checkpoint: restart from a checkpoint written an hour of log time before the end, "
-        "that hour replayed; on loop: the state copied on the event loop; max frame: the "
+        "(ckpt full / quick: restart from a checkpoint written an hour of log time before the "
+        "end, that hour replayed, the log's prefix checked whole first / quick, the rest "
+        "behind; ratio: full replay over quick; checked: when the check behind was done; "
+        "on loop: the state copied on the event loop; max frame: the "
         "longest the loop is held at a time while the checkpoint is encoded)"
     )
 

@@ -9,8 +9,12 @@ view the API answers from, the score rows in SQLite, the rate limit's past, the 
 hash, and the same answers to the same next requests over the API and the same events for
 the same next inputs. A checkpoint cut short or garbled, one of another format, one whose
 log prefix was altered since, and one of another season are each ignored with one line (and
-removed), then the whole log is replayed. A real ``arena host`` process killed with
-``kill -9`` while it writes checkpoints leaves nothing a restart trusts wrongly.
+removed), then the whole log is replayed. Both checks are run: ``full`` hashes the whole
+prefix before the start; ``quick`` starts after the size and the prefix's first and last
+MiB, and a prefix altered between them is found behind the start: the session stops with
+one line and this log's checkpoints are removed, so the next start replays it all. A real
+``arena host`` process killed with ``kill -9`` while it writes checkpoints leaves nothing a
+restart trusts wrongly.
 ``--checkpoint-every off`` writes and reads none.
 """
 
@@ -36,12 +40,12 @@ from hypothesis import strategies as st
 from arena_tui.commands.host import parse_every
 from arena_tui.host import checkpoint
 from arena_tui.host.app import Api
-from arena_tui.host.checkpoint import KEEP, Checkpoints
+from arena_tui.host.checkpoint import CHECKS, KEEP, WINDOW, Behind, Checkpoints
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.ratelimit import MovingWindow
 from arena_tui.host.register import register
 from arena_tui.host.server import Host
-from arena_tui.host.session import Session
+from arena_tui.host.session import CheckpointMismatch, Session
 from arena_tui.host.store import ScoreStore
 from arena_tui.record.feed import wall_ms
 from arena_tui.season.file import load_season
@@ -112,10 +116,15 @@ LOG = header(SEASON) + b"".join(LINES)
 
 
 def open_session(
-    log: Path, season: Season = SEASON, notes: list[str] | None = None, *, ck: bool = True
+    log: Path,
+    season: Season = SEASON,
+    notes: list[str] | None = None,
+    *,
+    ck: bool = True,
+    check: str = "quick",
 ) -> Session:
     said = notes if notes is not None else []
-    checkpoints = Checkpoints(log, HOUR, said.append) if ck else None
+    checkpoints = Checkpoints(log, HOUR, said.append, check=check) if ck else None
     db = log.with_name(f"{log.name}.{len(list(log.parent.iterdir()))}.sqlite")
     s = Session(season, log, {}, ScoreStore(db), clock=lambda: 0, checkpoints=checkpoints)
     s.open()
@@ -203,22 +212,29 @@ def checkpoint_at(log: Path, cut: int) -> Path:
     return written
 
 
+def started_from(notes: list[str], written: Path) -> bool:
+    """The only note is the start from ``written``."""
+    return len(notes) == 1 and notes[0].startswith(f"checkpoint {written.name}: starting from")
+
+
+@pytest.mark.parametrize("check", CHECKS)
 @settings(
-    max_examples=10,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(cut=st.integers(0, len(LINES)))
 def test_a_checkpoint_and_the_rest_of_the_log_make_the_full_replays_host(
-    tmp_path: Path, full: tuple[dict[str, Any], list[Any]], cut: int
+    tmp_path: Path, full: tuple[dict[str, Any], list[Any]], check: str, cut: int
 ) -> None:
-    log = tmp_path / f"cut{cut}" / "season.jsonl"
+    log = tmp_path / f"{check}{cut}" / "season.jsonl"
     log.parent.mkdir()
     written = checkpoint_at(log, cut)
     notes: list[str] = []
-    s = open_session(log, notes=notes)
+    s = open_session(log, notes=notes, check=check)
     try:
-        assert notes == []
+        assert started_from(notes, written), notes
+        assert isinstance(s.hasher, Behind) == (check == "quick")
         assert s.resumed_at == int(written.name.split(".")[2])
         assert state(s) == full[0]
         assert answers(s) == full[1]
@@ -233,12 +249,13 @@ def garble(path: Path) -> None:
 
 
 def another_format(path: Path) -> None:
-    """The same checkpoint as a later arena would write it: format 2, checksum whole."""
+    """The same checkpoint as a later arena would write it: the next format, checksum
+    whole."""
     data = path.read_bytes()[:-32]
     at = len(checkpoint.MAGIC)
     (n,) = struct.unpack_from(">I", data, at)
     meta = msgspec.msgpack.decode(data[at + 4 : at + 4 + n])
-    body = msgspec.msgpack.encode({**meta, "format": 2})
+    body = msgspec.msgpack.encode({**meta, "format": checkpoint.FORMAT + 1})
     data = data[:at] + struct.pack(">I", len(body)) + body + data[at + 4 + n :]
     path.write_bytes(data + hashlib.sha256(data).digest())
 
@@ -269,12 +286,17 @@ def test_a_damaged_checkpoint_is_ignored_said_and_the_log_replayed(
         shut(s)
 
 
-def test_a_checkpoint_whose_log_prefix_changed_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["head", "tail"])
+def test_a_checkpoint_whose_log_prefix_changed_near_its_ends_is_ignored_at_once(
+    tmp_path: Path, where: str
+) -> None:
     log = tmp_path / "season.jsonl"
     cut = len(LINES) // 2
     written = checkpoint_at(log, cut)
+    offset = int(written.name.split(".")[2])
     data = log.read_bytes()
-    at = data.index(b'"px":"', len(data) // 4) + 6  # a price digit well before the cut
+    near = WINDOW // 2 if where == "head" else offset - WINDOW // 2  # (what a quick check reads)
+    at = data.index(b'"px":"', near) + 6
     altered = data[:at] + (b"7" if data[at : at + 1] != b"7" else b"6") + data[at + 1 :]
     log.write_bytes(altered)
     notes: list[str] = []
@@ -290,6 +312,69 @@ def test_a_checkpoint_whose_log_prefix_changed_is_ignored(tmp_path: Path) -> Non
     finally:
         shut(s)
         shut(r)
+
+
+def alter_middle(log: Path, end: int) -> bytes:
+    """The log with one price digit changed half way to byte ``end``, more than a quick
+    check's window from either end of that prefix."""
+    data = log.read_bytes()
+    at = data.index(b'"px":"', end // 2) + 6
+    assert WINDOW < at < end - WINDOW
+    altered = data[:at] + (b"7" if data[at : at + 1] != b"7" else b"6") + data[at + 1 :]
+    log.write_bytes(altered)
+    return altered
+
+
+def test_a_prefix_altered_in_the_middle_is_found_behind_a_quick_start(tmp_path: Path) -> None:
+    log = tmp_path / "season.jsonl"
+    written = checkpoint_at(log, len(LINES) // 2)
+    offset = int(written.name.split(".")[2])
+    older = checkpoint_at(tmp_path / "older.jsonl", 1000)  # another log's: kept
+    altered = alter_middle(log, offset)
+    notes: list[str] = []
+    s = open_session(log, notes=notes)
+    try:
+        assert started_from(notes, written) and s.resumed_at == offset  # (not seen yet)
+        assert isinstance(s.hasher, Behind)
+        s.hasher.join(30)
+        assert s.mismatched is not None and written.name in s.mismatched
+        assert "first bytes are not the ones it was made from" in s.mismatched
+        assert not list(tmp_path.glob("season.jsonl.*.ckpt")) and older.exists()
+
+        async def engine_task() -> None:
+            s.bind(asyncio.get_running_loop())
+            await s.run()
+
+        with pytest.raises(CheckpointMismatch, match="next start replays the whole log"):
+            asyncio.run(engine_task())
+        assert not list(tmp_path.glob("season.jsonl.*.ckpt"))  # none written meanwhile
+    finally:
+        shut(s)
+    again: list[str] = []
+    r = open_session(log, notes=again)  # the next start: the whole (altered) log
+    reference = tmp_path / "ref" / "season.jsonl"
+    reference.parent.mkdir()
+    reference.write_bytes(altered)
+    ref = open_session(reference, ck=False)
+    try:
+        assert again == [] and r.resumed_at is None
+        assert state(r) == state(ref)
+    finally:
+        shut(r)
+        shut(ref)
+
+
+def test_a_full_check_finds_the_same_alteration_before_the_start(tmp_path: Path) -> None:
+    log = tmp_path / "season.jsonl"
+    written = checkpoint_at(log, len(LINES) // 2)
+    alter_middle(log, int(written.name.split(".")[2]))
+    notes: list[str] = []
+    s = open_session(log, notes=notes, check="full")
+    try:
+        assert len(notes) == 1 and "first bytes are not the ones" in notes[0]
+        assert s.resumed_at is None and not written.exists() and s.mismatched is None
+    finally:
+        shut(s)
 
 
 def test_a_checkpoint_of_another_season_is_ignored(
@@ -365,7 +450,7 @@ def test_a_host_killed_while_it_checkpoints_restarts_as_a_full_replay(tmp_path: 
     reference.write_bytes(log.read_bytes())
     replayed = open_session(reference, s, ck=False)
     try:
-        assert notes == []
+        assert len(notes) == 1 and "starting from byte" in notes[0], notes
         assert resumed.resumed_at is not None
         assert not list(tmp_path.glob(".*.ckpt-tmp-*"))
         assert state(resumed) == state(replayed)

@@ -18,6 +18,7 @@ from arena_tui.commands.lockstep import (
     announce_keys,
     lockstep_report,
 )
+from arena_tui.host.checkpoint import CHECKS
 from arena_tui.host.clients import (
     PUBLIC_PATHS,
     LimitError,
@@ -138,6 +139,18 @@ def host_command(
             "whole log). docs/operating.md.",
         ),
     ] = "1h",
+    checkpoint_check: Annotated[
+        str,
+        typer.Option(
+            "--checkpoint-check",
+            metavar="HOW",
+            help="How a restart checks a checkpoint against the log. 'quick': its size and "
+            "first and last MiB at once, the whole prefix in a thread while orders are "
+            "taken (a mismatch stops the host and removes the checkpoints): restart time "
+            "flat in the season's length. 'full': the whole prefix before the first order "
+            "(a pass over the log).",
+        ),
+    ] = "quick",
     as_json: Annotated[
         bool, typer.Option("--json", help="When ready, print one JSON line (url, port, ...).")
     ] = False,
@@ -236,6 +249,10 @@ def host_command(
     except SpeedError as exc:
         raise typer.BadParameter(str(exc), param_hint="--speed") from None
     every_ms = parse_every(checkpoint_every)
+    if checkpoint_check not in CHECKS:
+        raise typer.BadParameter(
+            f"{checkpoint_check!r}: quick or full", param_hint="--checkpoint-check"
+        )
     if replay is None and speed != "1":
         raise typer.BadParameter("--speed goes with --replay", param_hint="--speed")
     opts = HostOptions(
@@ -249,6 +266,7 @@ def host_command(
         info_url=info_url,
         body_max=body_max,
         checkpoint_every_ms=every_ms,
+        checkpoint_check=checkpoint_check,
     )
     readers = reader_options(public_limit or [], trust_proxy or [], log_rate)
     server = Host(opts, on_ready=lambda info: _announce(info, as_json), readers=readers)

@@ -51,6 +51,7 @@ class HostOptions:
     body_max: int = 4096
     fsync: bool = True
     checkpoint_every_ms: int | None = 3_600_000  # log time between checkpoints; None: off
+    checkpoint_check: str = "quick"  # or "full" (host.checkpoint)
 
 
 @dataclass

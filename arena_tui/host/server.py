@@ -107,7 +107,11 @@ class Host:
             raise HostError(f"cannot read the season file beside the log: {exc}") from None
         store = ScoreStore(db_path(opts.log))
         every = opts.checkpoint_every_ms
-        checkpoints = None if every is None else Checkpoints(opts.log, every, self.note)
+        checkpoints = (
+            None
+            if every is None
+            else Checkpoints(opts.log, every, self.note, check=opts.checkpoint_check)
+        )
         session = self.session = Session(
             p.season,
             opts.log,

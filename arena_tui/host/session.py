@@ -13,7 +13,8 @@ from which the server's rate limit rebuilds its window), from the newest checkpo
 matches the log when there is one (``host.checkpoint``: one is written every
 ``--checkpoint-every`` of log time, copied here after a batch, encoded between requests
 and written in a thread; the log's SHA-256 is kept up to date as it is written, to name
-it). ``durable_size`` is how
+it; after a quick check, the whole prefix is checked behind the start, and a mismatch
+stops the host with one line). ``durable_size`` is how
 much of the log is whole lines written and fsynced (set after the start-up replay, which
 follows the cut of a torn tail, and after each batch's fsync): all ``GET /v1/log`` serves.
 """
@@ -31,7 +32,7 @@ from typing import IO, Any, cast
 
 import msgspec
 
-from arena_tui.host.checkpoint import FORMAT, Capture, Checkpoints, Meta, capture
+from arena_tui.host.checkpoint import FORMAT, Behind, Capture, Checkpoints, Meta, capture
 from arena_tui.host.metrics import Dials, now_s
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
@@ -53,6 +54,17 @@ class LogWriteError(Exception):
     """The log could not be written: the server stops (one line)."""
 
 
+class CheckpointMismatch(Exception):
+    """The checkpoint this start began from does not match the log (one line)."""
+
+
+class _Abort:
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
 class _Request:
     __slots__ = ("doc", "future")
 
@@ -69,7 +81,7 @@ class _Tick:
 
 
 _STOP = object()
-Item = _Request | _Tick | tuple[int, bytes, Line] | object
+Item = _Request | _Tick | tuple[int, bytes, Line] | _Abort | object
 
 
 class Session:
@@ -92,6 +104,7 @@ class Session:
         self.hasher = hashlib.sha256()  # of the log's bytes so far: a checkpoint's name
         self._hashed = 0
         self.resumed_at: int | None = None  # the checkpoint's offset this start began at
+        self.mismatched: str | None = None  # (set by the check behind a quick start)
         self._checkpointed: tuple[int, int | None] = (-1, None)  # (inputs, last_t) of the last
         self._checkpoint_task: asyncio.Task[None] | None = None
         self.log = log
@@ -132,6 +145,9 @@ class Session:
             self.last_t, self.replayed, offset = meta.last_t, meta.inputs, meta.offset
             self.resumed_at = offset
             self._checkpointed = (meta.inputs, meta.last_t)
+            if isinstance(self.hasher, Behind):
+                self.hasher.on_mismatch = self._mismatch
+                self.hasher.start()
         self._replay(offset, progress)
         self.store.put(self.views.rows.values())
         self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
@@ -180,15 +196,41 @@ class Session:
         self._loop = loop
         self._queue = asyncio.Queue()
 
+    def _mismatch(self, why: str) -> None:
+        """The check behind a quick start found the log's prefix altered (its thread):
+        this log's checkpoints go, and the engine task stops with ``why``."""
+        if self.checkpoints is not None:
+            with contextlib.suppress(OSError):
+                self.checkpoints.remove_all()
+        self.mismatched = why
+        loop, queue = self._loop, self._queue
+        if loop is not None and queue is not None:
+            with contextlib.suppress(RuntimeError):  # (the loop has closed: stopped anyway)
+                loop.call_soon_threadsafe(queue.put_nowait, _Abort(why))
+
+    @property
+    def _hash_ready(self) -> bool:
+        """Whether the log's running hash is known (it is not while checked behind)."""
+        return not isinstance(self.hasher, Behind) or self.hasher.ready
+
     async def run(self) -> None:
-        """Take batches until stopped; a failure to write the log ends it (and the server)."""
+        """Take batches until stopped; a failure to write the log ends it (and the server),
+        as does a checkpoint found not to match the log behind a quick start."""
         queue = self._queue
         assert queue is not None
         try:
+            if self.mismatched is not None:
+                raise CheckpointMismatch(self.mismatched)
             while True:
                 batch = [await queue.get()]
                 while len(batch) < MAX_BATCH and not queue.empty():
                     batch.append(queue.get_nowait())
+                abort = next((b for b in batch if type(b) is _Abort), None)
+                if abort is not None:
+                    for b in batch:
+                        if isinstance(b, _Request) and not b.future.done():
+                            b.future.set_exception(LogWriteError("the server is stopping"))
+                    raise CheckpointMismatch(abort.why)
                 stop = _STOP in batch
                 await self._commit([b for b in batch if b is not _STOP])
                 if stop:
@@ -254,7 +296,7 @@ class Session:
                 item.future.set_result(events)
         if views.changed:
             self.store.put(views.take_changed())
-        if self.checkpoints is not None and self._checkpoint_task is None:
+        if self.checkpoints is not None and self._checkpoint_task is None and self._hash_ready:
             self._maybe_checkpoint()
 
     # ---- checkpoints -------------------------------------------------------------------
@@ -269,6 +311,8 @@ class Session:
             log_sha256=self.hasher.hexdigest(),
             inputs=inputs,
             last_t=self.last_t,
+            head_sha256="",  # (filled from the file where it is written)
+            tail_sha256="",
         )
         self._checkpointed = (inputs, self.last_t)
         return capture(meta, self.engine, self.views, self.requests)
@@ -299,7 +343,8 @@ class Session:
         task = self._checkpoint_task
         if task is not None:
             await task
-        if self.checkpoints is not None and self.replayed + self.applied > self._checkpointed[0]:
+        more = self.replayed + self.applied > self._checkpointed[0]
+        if self.checkpoints is not None and more and self._hash_ready:
             await self._checkpoint(self._capture())
 
     def _gap(self, gap: Gap) -> None:

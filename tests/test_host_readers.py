@@ -227,6 +227,35 @@ def test_log_ranges_are_exact_through_the_sendfile_path(tmp_path: Path) -> None:
         assert anon.get("/v1/season").status_code == 200  # (the connection carries on)
 
 
+def _raw_answer(url: str, request: bytes) -> bytes:
+    """Everything the server sends for one raw request, up to its close."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as c:
+        c.sendall(request)
+        got = b""
+        while chunk := c.recv(65536):
+            got += chunk
+    return got
+
+
+def test_an_answer_on_a_connection_that_closes_after_it_is_sent_whole(tmp_path: Path) -> None:
+    # (urllib sends Connection: close; ab and old proxies speak HTTP/1.0; a stopping server
+    # closes after the answer in flight: each answer was held, the connection closed first)
+    with hosted(tmp_path) as h:
+        key = h.keys["alice"].encode()
+        season = httpx.get(f"{h.url}/v1/season").json()["id"]
+        account = b"GET /v1/account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % key
+        for request, field, want in [
+            (b"GET /v1/season HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "id", season),
+            (b"GET /v1/season HTTP/1.0\r\n\r\n", "id", season),
+            (account + b"Connection: close\r\n\r\n", "entry", "alice"),
+        ]:
+            got = _raw_answer(h.url, request)
+            head, _, body = got.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 "), (request, got[:200])
+            assert msgspec.json.decode(body)[field] == want, (request, body[:200])
+
+
 def _socket_pair() -> tuple[socket.socket, socket.socket]:
     a, b = socket.socketpair()
     a.setblocking(False)

@@ -182,6 +182,14 @@ class _Corked:
         elif data:
             self._held.append(data)
 
+    def close(self) -> None:
+        """What is held first: uvicorn closes a connection that must not be kept alive
+        (``Connection: close``, HTTP/1.0, the server stopping) inside the answer's last
+        write, before the answer is uncorked, and a closed transport drops what it is
+        given after (every such answer was lost: the client saw the connection close)."""
+        self.uncork()
+        self.transport.close()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.transport, name)
 

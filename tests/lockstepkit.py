@@ -11,7 +11,9 @@ answer, into the run's ``agent.out.log``, for the tests to read.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -127,8 +129,12 @@ def season_file(tmp: Path, minutes: int = MINUTES) -> Path:
 
 
 def agent_file(tmp: Path) -> Path:
+    """The agent's program in ``tmp``, written whole or not at all (an agent started while
+    another thread rewrote it in place once ran an empty file: exit 0, no call made)."""
     path = tmp / "agent.py"
-    path.write_text(AGENT, encoding="utf-8")
+    part = tmp / f".agent.py.{os.getpid()}.{threading.get_ident()}"
+    part.write_text(AGENT, encoding="utf-8")
+    os.replace(part, path)
     return path
 
 

@@ -207,9 +207,10 @@ def host_run(tmp: Path, name: str, *flags: str) -> tuple[dict[str, Any], list[li
         assert "/v1/step" in httpx.get(f"{url}/openapi.json").json()["paths"]
         assert httpx.get(f"{url}/v1/season").json()["state"] == "before"  # (read before step 1)
         agents = []
+        program = agent_file(here)  # (this run's: the other run's thread writes its own)
         for entry in ("alice", "bob"):
             env = dict(os.environ, ARENA_URL=url, ARENA_KEY=keys[entry])
-            cmd = [sys.executable, str(agent_file(tmp)), *flags]
+            cmd = [sys.executable, str(program), *flags]
             agents.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
         said = [agent.communicate(timeout=60)[0].splitlines() for agent in agents]
         codes = [agent.returncode for agent in agents]

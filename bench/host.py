@@ -43,6 +43,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import select
 import signal
 import socket
@@ -237,17 +238,76 @@ async def fresh(entries: list[Entry]) -> list[Entry]:
     return entries
 
 
+HISTOGRAMS = {  # the host's own view, from GET /metrics: (bucket series, labels it must have)
+    "orders": ("arena_request_duration_seconds_bucket", {"route": "/v1/orders", "method": "POST"}),
+    "fsync": ("arena_log_fsync_duration_seconds_bucket", {}),
+}
+_SAMPLE = re.compile(r"([a-z_]+)\{([^}]*)\} ([0-9.e+]+)")
+_LABEL = re.compile(r'([a-z_]+)="([^"]*)"')
+
+
+def scrape(port: int) -> dict[str, dict[float, float]]:
+    """The cumulative bucket counts of :data:`HISTOGRAMS` now."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+        c.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := c.recv(1 << 16):
+            data += chunk
+    out: dict[str, dict[float, float]] = {name: {} for name in HISTOGRAMS}
+    for m in _SAMPLE.finditer(data.decode()):
+        labels = dict(_LABEL.findall(m.group(2)))
+        for name, (series, want) in HISTOGRAMS.items():
+            if m.group(1) == series and all(labels.get(k) == v for k, v in want.items()):
+                out[name][float(labels["le"])] = float(m.group(3))
+    return out
+
+
+def bucket_percentiles(before: dict[float, float], after: dict[float, float]) -> dict[str, Any]:
+    """p50/p99 as the upper bound of the bucket they fall in (ms), of the counts between
+    two scrapes; and the share of them over 10 ms."""
+    delta = sorted((le, after[le] - before.get(le, 0.0)) for le in after)
+    total = delta[-1][1] if delta else 0.0
+
+    def upper(p: float) -> float:
+        for le, n in delta:
+            if n >= p * total:
+                return le * 1000
+        return float("inf")
+
+    over = total - next((n for le, n in delta if le >= 0.01), total)
+    return {
+        "n": int(total),
+        "p50_le_ms": upper(0.5),
+        "p99_le_ms": upper(0.99),
+        "over_10ms": round(over / total, 4) if total else 0.0,
+    }
+
+
 async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Load 3: the entries' order latency idle and with readers, alternating rounds."""
+    """Load 3: the entries' order latency idle and with readers, alternating rounds; and
+    the host's own view of each side (its /metrics histograms: the orders' handling, the
+    log's fsync), to tell the host's time from the machine's."""
     idle: list[float] = []
     busy: list[float] = []
     readers: list[dict[str, Any]] = []
+    host_side: dict[str, dict[str, dict[float, float]]] = {"idle": {}, "readers": {}}
+
+    def add(side: str, before: dict[str, Any], after: dict[str, Any]) -> None:
+        for name in HISTOGRAMS:
+            acc = host_side[side].setdefault(name, {})
+            for le, n in after[name].items():
+                acc[le] = acc.get(le, 0.0) + n - before[name].get(le, 0.0)
+
     for r in range(args.rounds):
         say(f"load 3, round {r + 1}/{args.rounds}: 200 orders/s idle for {args.seconds:g} s")
+        before = await asyncio.to_thread(scrape, port)
         idle += (await load(entries, args.seconds))["latencies"]
+        add("idle", before, await asyncio.to_thread(scrape, port))
         say(f"load 3, round {r + 1}/{args.rounds}: with {args.readers} public readers")
         child = start_readers(port, args.readers, args.seconds + 1.5, args.readers_nice)
+        before = await asyncio.to_thread(scrape, port)
         busy += (await load(entries, args.seconds))["latencies"]
+        add("readers", before, await asyncio.to_thread(scrape, port))
         out, _ = await asyncio.to_thread(child.communicate, None, 60)
         readers.append(json.loads(out))
     idle.sort()
@@ -270,6 +330,10 @@ async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -
         ),
         "reader_statuses": dict(sorted(statuses.items())),
         "target_met": ratio["p99_ms"] <= TARGET_ISOLATION,
+        "host_side": {
+            side: {name: bucket_percentiles({}, h) for name, h in got.items()}
+            for side, got in host_side.items()
+        },
     }
 
 
@@ -418,6 +482,14 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"    target p99 with readers <= {TARGET_ISOLATION:g}x idle: {yes[iso['target_met']]}"
         )
+        for name in HISTOGRAMS:
+            i, w = iso["host_side"]["idle"][name], iso["host_side"]["readers"][name]
+            print(
+                f"    the host's own {name} time (its /metrics buckets): p50 <= "
+                f"{i['p50_le_ms']:g} / {w['p50_le_ms']:g} ms, p99 <= {i['p99_le_ms']:g} / "
+                f"{w['p99_le_ms']:g} ms, over 10 ms {i['over_10ms']:.2%} / {w['over_10ms']:.2%}"
+                " (idle / with readers)"
+            )
 
 
 if __name__ == "__main__":

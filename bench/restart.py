@@ -123,6 +123,7 @@ def sha256_rate(log: Path) -> float:
 def writing(cap: checkpoint.Capture, where: Checkpoints) -> dict[str, Any]:
     """Write ``cap`` the way the host does, timing each part: the loop's share in CPU
     time of this thread (on a shared machine, wall time there is mostly other processes')."""
+    where.fill_ends(cap.meta)  # (in the host's writer thread)
     parts, longest = [], 0.0
     frames = checkpoint.frames(cap)
     started = time.thread_time()

@@ -340,8 +340,7 @@ class Checkpoints:
     async def write(self, cap: Capture) -> Path:
         """Encode ``cap`` a frame at a time on the loop (other tasks run between frames),
         then write, fsync and rename it in a thread; prune older checkpoints."""
-        meta = cap.meta
-        meta.head_sha256, meta.tail_sha256 = await asyncio.to_thread(ends, self.log, meta.offset)
+        await asyncio.to_thread(self.fill_ends, cap.meta)
         parts = []
         for part in frames(cap):
             parts.append(part)
@@ -349,9 +348,13 @@ class Checkpoints:
         return await asyncio.to_thread(self.store, cap.meta, parts)
 
     def write_now(self, cap: Capture) -> Path:
-        meta = cap.meta
+        self.fill_ends(cap.meta)
+        return self.store(cap.meta, list(frames(cap)))
+
+    def fill_ends(self, meta: Meta) -> None:
+        """The quick check's hashes of the log's prefix ends, into ``meta`` (before its
+        frame is encoded)."""
         meta.head_sha256, meta.tail_sha256 = ends(self.log, meta.offset)
-        return self.store(meta, list(frames(cap)))
 
     def store(self, meta: Meta, parts: list[bytes]) -> Path:
         final = self.path_for(meta.offset, meta.log_sha256)

@@ -465,6 +465,9 @@ def test_checkpoint_every_is_checked_and_off_turns_them_off(tmp_path: Path) -> N
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert "Invalid value for --checkpoint-every" in done.stderr
         assert not (tmp_path / "s.jsonl").exists()
+    done = arena_here("host", "--log", str(tmp_path / "s.jsonl"), "--checkpoint-check", "fast")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "Invalid value for --checkpoint-check: 'fast': quick or full" in done.stderr
     assert parse_every("90s") == 90_000 and parse_every("1h") == HOUR
     assert parse_every("off") is None
     for every in (None, HOUR):

@@ -164,7 +164,7 @@ class Run:
             args += ["--replay", str(p)]
         # every agent connects from 127.0.0.1, where a real season's come from their own
         # addresses: the public endpoints' per-client limits would count 50 entrants as one
-        args += ["--speed", self.speed, "--public-limit", "off"]
+        args += ["--speed", self.speed, "--public-limit", "off", "--public-total", "off"]
         return args + (["--checkpoint-every", checkpoint] if checkpoint else [])
 
     def start(self, checkpoint: str | None) -> tuple[subprocess.Popen[str], dict[str, Any]]:

@@ -42,7 +42,7 @@ MARKETS = [
     {"coin": "ETH", "asset": 1, "szDecimals": 4},
 ]
 FAST = {"activation_delay_ms": 200}
-UNLIMITED = ReaderOptions(default=None, by_path={}, log_rate=0)  # no public limit
+UNLIMITED = ReaderOptions(default=None, by_path={}, log_rate=0, total=None)  # no public limit
 
 
 def season_file(path: Path, *, minutes: int = 30, markets: Any = None, **rules: int) -> Path:

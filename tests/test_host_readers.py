@@ -32,14 +32,17 @@ from arena_tui.host.clients import (
     ReaderOptions,
     client_key,
     parse_limits,
+    parse_total,
     parse_trusted,
 )
 from arena_tui.host.encoded import Encoded
+from arena_tui.host.ratelimit import MovingWindow
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
 from engine import Engine
 from engine import events as ev
 from tests import build
+from tests.clirun import arena_here
 from tests.hostkit import FakeClock, btc_book, btc_ctx, hosted
 
 ENCODE = msgspec.json.Encoder().encode
@@ -115,6 +118,63 @@ def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(tmp_path: Path) 
         assert proxy.get("/v1/season", headers=one).status_code == 429
         assert proxy.get("/v1/season", headers=two).status_code == 200
         assert proxy.get("/v1/season").status_code == 200  # (the proxy's own request)
+
+
+def test_all_clients_together_are_held_to_the_public_total(tmp_path: Path) -> None:
+    budget = ReaderOptions(default=(100, 10_000), by_path={}, total=(3, 10_000))
+    clock = FakeClock()
+    with (
+        hosted(tmp_path, limiter_clock=clock, readers=budget) as h,
+        httpx.Client(base_url=h.url) as first,
+        _other_client(h.url) as second,
+    ):
+        assert [first.get("/v1/season").status_code for _ in range(2)] == [200, 200]
+        assert second.get("/v1/entries").status_code == 200
+        r = second.get("/v1/scores")  # (a client well inside its own limit)
+        assert r.status_code == 429 and r.headers["retry-after"] == "10"
+        assert "3 public requests in any 10 s from all clients" in r.json()["detail"]
+        # the operator's probes and the entrants' keyed requests are never in the total
+        assert first.get("/healthz").status_code == 200
+        assert 'arena_public_limited_total{route="/v1/scores"} 1.0' in first.get("/metrics").text
+        with h.client("alice") as alice:
+            assert alice.get("/v1/account").status_code == 200
+        clock.now += 10_000
+        assert [second.get("/v1/scores").status_code for _ in range(4)] == [200, 200, 200, 429]
+
+
+def test_a_request_the_total_refuses_is_not_counted_against_its_client() -> None:
+    clock = FakeClock()
+    limits = PublicLimits(ReaderOptions(default=(2, 10_000), total=(2, 10_000)), clock)
+    assert limits.take("/v1/season", "192.0.2.1", None) == (0, "")
+    assert limits.take("/v1/season", "192.0.2.2", None) == (0, "")
+    clock.now += 5_000
+    wait, said = limits.take("/v1/season", "192.0.2.2", None)
+    assert wait == 5_000 and said == "2 public requests in any 10 s from all clients"
+    clock.now += 5_000  # the first two leave both windows; the refused one was never in
+    assert limits.take("/v1/season", "192.0.2.2", None) == (0, "")
+    assert limits.take("/v1/season", "192.0.2.2", None) == (0, "")
+    wait, said = limits.take("/v1/season", "192.0.2.2", None)
+    assert wait == 10_000 and said == "2 requests to /v1/season in any 10 s from one client"
+
+
+@given(st.lists(st.tuples(st.integers(0, 3_000), st.sampled_from("abc")), max_size=60))
+def test_a_windows_wait_is_what_take_would_answer(steps: list[tuple[int, str]]) -> None:
+    clock = FakeClock()
+    window = MovingWindow(3, 5_000, clock)
+    for advance, key in steps:
+        clock.now += advance
+        expected = window.wait(key)
+        assert window.take(key) == expected
+
+
+def test_the_public_total_option_is_read_or_refused_in_one_line(tmp_path: Path) -> None:
+    assert parse_total("200/1") == (200, 1_000) and parse_total("off") is None
+    for bad in ("0/1", "5", "/v1/log=5/1", "fast"):
+        with pytest.raises(LimitError):
+            parse_total(bad)
+    done = arena_here("host", "--log", str(tmp_path / "s.jsonl"), "--public-total", "lots")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "Invalid value for --public-total: 'lots': want N/SECONDS or off" in done.stderr
 
 
 def test_the_default_limits_let_the_season_page_poll() -> None:

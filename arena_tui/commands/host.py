@@ -24,6 +24,7 @@ from arena_tui.host.clients import (
     LimitError,
     ReaderOptions,
     parse_limits,
+    parse_total,
     parse_trusted,
 )
 from arena_tui.host.plan import HostOptions
@@ -176,6 +177,17 @@ def host_command(
             "Behind a proxy on this machine: --trust-proxy 127.0.0.1.",
         ),
     ] = None,
+    public_total: Annotated[
+        str,
+        typer.Option(
+            "--public-total",
+            metavar="N/SECONDS|off",
+            help="Public requests all clients together may make in any SECONDS (GET "
+            "/healthz and /metrics apart); over it: 429 with Retry-After. However many "
+            "readers come, the event loop the orders share spends a bounded part of its "
+            "time on them. Default 200/1; behind a caching proxy, raise it or turn it off.",
+        ),
+    ] = "200/1",
     log_rate: Annotated[
         float,
         typer.Option(
@@ -268,7 +280,7 @@ def host_command(
         checkpoint_every_ms=every_ms,
         checkpoint_check=checkpoint_check,
     )
-    readers = reader_options(public_limit or [], trust_proxy or [], log_rate)
+    readers = reader_options(public_limit or [], trust_proxy or [], log_rate, public_total)
     server = Host(opts, on_ready=lambda info: _announce(info, as_json), readers=readers)
     server.run()
     session = server.session
@@ -296,17 +308,23 @@ def parse_every(text: str) -> int | None:
     return ms
 
 
-def reader_options(limits: list[str], proxies: list[str], log_rate: float) -> ReaderOptions:
+def reader_options(
+    limits: list[str], proxies: list[str], log_rate: float, total: str = "200/1"
+) -> ReaderOptions:
     """The public side's options, or a one-line error naming the option."""
     try:
         default, by_path = parse_limits(limits, PUBLIC_PATHS)
     except LimitError as exc:
         raise typer.BadParameter(str(exc), param_hint="--public-limit") from None
     try:
+        budget = parse_total(total)
+    except LimitError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--public-total") from None
+    try:
         trusted = parse_trusted(proxies)
     except LimitError as exc:
         raise typer.BadParameter(str(exc), param_hint="--trust-proxy") from None
-    return ReaderOptions(default, by_path, trusted, round(log_rate * 1_000_000))
+    return ReaderOptions(default, by_path, trusted, round(log_rate * 1_000_000), budget)
 
 
 def _announce(info: dict[str, object], as_json: bool) -> None:

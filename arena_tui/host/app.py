@@ -160,10 +160,10 @@ class Api:
         return entry
 
     def _limited(self, path: str, by_method: dict[str, Endpoint]) -> dict[str, Endpoint]:
-        """A public path's endpoints behind its per-client limit (an authenticated one's,
-        the entry's limit, as they are)."""
+        """A public path's endpoints behind its per-client limit and the public total (an
+        authenticated one's, the entry's limit, as they are)."""
         public = self.public
-        if public is None or path in AUTHED or public.window(path) is None:
+        if public is None or path in AUTHED or not public.limits(path):
             return by_method
 
         def limited(handler: Endpoint) -> Endpoint:

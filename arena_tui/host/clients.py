@@ -46,6 +46,8 @@ PUBLIC_PATHS = (  # the host's paths that take no key (the dials' two included)
 DEFAULT_LIMIT = (20, 10_000)  # requests per window (ms), each public endpoint, each client
 DEFAULT_LOG_LIMIT = (10, 10_000)  # GET /v1/log's
 DEFAULT_LOG_RATE = 50_000_000  # bytes/s of log bodies, all readers together
+DEFAULT_TOTAL = (200, 1_000)  # public requests per window (ms), all clients together
+UNBUDGETED = ("/healthz", "/metrics")  # the operator's probes: never refused for the crowd
 _LIMIT = re.compile(r"(?:(/[^=\s]*)=)?(?:(off)|(\d{1,6})/(\d{1,5})s?)")
 
 
@@ -64,6 +66,7 @@ class ReaderOptions:
     by_path: dict[str, Limit] = field(default_factory=lambda: {LOG: DEFAULT_LOG_LIMIT})
     trusted: tuple[Network, ...] = ()
     log_rate: int = DEFAULT_LOG_RATE
+    total: Limit = DEFAULT_TOTAL  # all clients' public requests together (--public-total)
 
     def limit(self, path: str) -> Limit:
         return self.by_path.get(path, self.default)
@@ -95,6 +98,19 @@ def parse_limits(texts: Iterable[str], paths: Iterable[str]) -> tuple[Limit, dic
         else:
             by_path[path] = limit
     return default, by_path
+
+
+def parse_total(text: str) -> Limit:
+    """``--public-total``: ``N/SECONDS`` (all clients together) or ``off``."""
+    m = _LIMIT.fullmatch(text.strip())
+    if m is None or m.group(1) is not None:
+        raise LimitError(f"{text!r}: want N/SECONDS or off (e.g. 200/1)")
+    _, off, n, s = m.groups()
+    if off:
+        return None
+    if int(n) < 1 or int(s) < 1:
+        raise LimitError(f"{text!r}: at least 1 request in at least 1 s")
+    return (int(n), int(s) * 1000)
 
 
 def parse_trusted(texts: Iterable[str]) -> tuple[Network, ...]:
@@ -136,12 +152,16 @@ def client_key(peer: str | None, forwarded: str | None, trusted: tuple[Network, 
 
 
 class PublicLimits:
-    """One moving window per public endpoint, counted per client."""
+    """One moving window per public endpoint, counted per client; and one for all public
+    requests together (but the operator's probes), so that however many clients read,
+    the event loop the orders share spends a bounded part of its time on them."""
 
     def __init__(self, options: ReaderOptions, clock: Callable[[], int] = monotonic_ms) -> None:
         self.options = options
         self.clock = clock
         self._windows: dict[str, MovingWindow | None] = {}
+        total = options.total
+        self.total = None if total is None else MovingWindow(*total, clock)
 
     def window(self, path: str) -> MovingWindow | None:
         if path not in self._windows:
@@ -149,13 +169,29 @@ class PublicLimits:
             self._windows[path] = None if limit is None else MovingWindow(*limit, self.clock)
         return self._windows[path]
 
+    def limits(self, path: str) -> bool:
+        """Whether anything limits ``path``'s requests."""
+        return self.window(path) is not None or (self.total is not None and path not in UNBUDGETED)
+
     def take(self, path: str, peer: str | None, forwarded: str | None) -> tuple[int, str]:
-        """(0, "") if allowed (and counted), else (ms to wait, the limit in words)."""
+        """(0, "") if allowed (and counted in both), else (ms to wait, the limit in
+        words); a refused request is counted in neither."""
         window = self.window(path)
-        if window is None:
-            return 0, ""
-        wait = window.take(client_key(peer, forwarded, self.options.trusted))
-        if not wait:
-            return 0, ""
-        seconds = window.window_ms / 1000
-        return wait, f"{window.limit} requests to {path} in any {seconds:g} s from one client"
+        key = client_key(peer, forwarded, self.options.trusted)
+        if window is not None:
+            wait = window.wait(key)
+            if wait:
+                seconds = window.window_ms / 1000
+                return (
+                    wait,
+                    f"{window.limit} requests to {path} in any {seconds:g} s from one client",
+                )
+        total = self.total
+        if total is not None and path not in UNBUDGETED:
+            wait = total.take("")
+            if wait:
+                seconds = total.window_ms / 1000
+                return wait, f"{total.limit} public requests in any {seconds:g} s from all clients"
+        if window is not None:
+            window.take(key)
+        return 0, ""

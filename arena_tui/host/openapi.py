@@ -49,7 +49,9 @@ _PUBLIC_LIMITED = {
     **_json(
         "Error",
         "Over this endpoint's limit for one client (by address; default 20 requests in any "
-        "10 s, 10 for /v1/log: the host's --public-limit): error RateLimited, nothing done",
+        "10 s, 10 for /v1/log: the host's --public-limit), or over the public requests of "
+        "all clients together (default 200 in any 1 s: --public-total): error RateLimited, "
+        "nothing done",
     ),
     "headers": _ERRORS["429"]["headers"],
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from itertools import takewhile
 
 PRUNE_EVERY = 4096  # takes between two sweeps of the keys with nothing in the window
 
@@ -33,6 +34,15 @@ class MovingWindow:
         self.clock = clock
         self._hits: dict[str, deque[int]] = {}
         self._takes = 0
+
+    def wait(self, key: str) -> int:
+        """What :meth:`take` would answer, without counting anything."""
+        hits = self._hits.get(key)
+        if not hits:
+            return 0
+        cutoff = self.clock() - self.window_ms
+        inside = len(hits) - sum(1 for _ in takewhile(lambda t: t <= cutoff, hits))
+        return 0 if inside < self.limit else hits[len(hits) - inside] - cutoff
 
     def take(self, key: str) -> int:
         """0 if the request is allowed (and counted); else the ms until one would be."""

@@ -234,17 +234,8 @@ def sweep_command(
     # here, not at the top: --help and the other commands need none of these
     from arena_tui.logs.catalog import expand_logs
     from arena_tui.run.build import check_order
+    from arena_tui.sweep import directory as dirs
     from arena_tui.sweep.config import new_config, with_days
-    from arena_tui.sweep.directory import (
-        SweepLock,
-        discard,
-        holds_sweep,
-        open_store,
-        pending_days,
-        pending_doc,
-        saved_config,
-        sweep_dir,
-    )
     from arena_tui.sweep.driver import kill_point
     from arena_tui.sweep.store import STORE_FILE, SweepStore
 
@@ -257,13 +248,13 @@ def sweep_command(
         settings: tuple[Any, ...] = (strategy, days, param, file, search, trials, seed)
         settings += (holdout, folds, batch, epoch, min_fills, twins, out)
         _only("--resume DIR", latency_ms, dict(zip(SETTINGS, settings, strict=True)))
-        open_store(resume).close()  # not a sweep directory: one line, and no lock file in it
-        with SweepLock(resume, "--resume"):
-            store = open_store(resume)
+        dirs.open_store(resume).close()  # not a sweep directory: one line, and no lock file in it
+        with dirs.SweepLock(resume, "--resume"):
+            store = dirs.open_store(resume)
             try:
-                cfg = saved_config(store, resume)
+                cfg = dirs.saved_config(store, resume)
                 cfg.check_strategy()
-                pending = pending_days(store)
+                pending = dirs.pending_days(store)
                 if pending is not None:  # stopped before its days were read: read them now
                     cfg = starting(lambda: with_days(cfg, pending), resume)
                     store.save_config(cfg.to_doc())
@@ -297,22 +288,22 @@ def sweep_command(
         twins,
     )
     made = out is None or not out.exists()
-    directory = sweep_dir(out, cfg)
-    with SweepLock(directory):
-        if holds_sweep(directory):  # another sweep began here since sweep_dir looked
+    directory = dirs.sweep_dir(out, cfg)
+    with dirs.SweepLock(directory):
+        if dirs.holds_sweep(directory):  # another sweep began here since sweep_dir looked
             raise SweepError(
                 f"--out {directory} already holds a sweep: continue it with arena sweep "
                 f"--resume {shlex.quote(str(directory))}, or choose another --out"
             )
         store = SweepStore(directory / STORE_FILE)
         try:
-            store.save_config(pending_doc(cfg, day_paths))  # resumable from here on
+            store.save_config(dirs.pending_doc(cfg, day_paths))  # resumable from here on
             kill_point(0)
             cfg = starting(lambda: with_days(cfg, day_paths), directory)
             store.save_config(cfg.to_doc())
         except ArenaError:  # no sweep can start on these days: leave nothing behind
             store.close()
-            discard(directory, made)
+            dirs.discard(directory, made)
             raise
         except BaseException:
             store.close()

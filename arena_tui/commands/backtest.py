@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,14 +18,7 @@ from arena_tui.commands.lockstep import (
     lockstep_report,
 )
 from arena_tui.commands.screens import screens
-from arena_tui.logs.catalog import expand_logs
-from arena_tui.report.render import write_report
-from arena_tui.report.rundata import Collector
-from arena_tui.report.verdict import check_epoch
-from arena_tui.run.build import build_backtest, check_order
-from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S, LockstepConfig
-from arena_tui.run.parts import BacktestResult
-from arena_tui.run.twins import TWINS
+from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S, DEFAULT_TWINS, LockstepConfig
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.options import (
     CoinsOpt,
@@ -44,6 +37,9 @@ from arena_tui.util.options import (
     TwinsOpt,
     VsOpt,
 )
+
+if TYPE_CHECKING:
+    from arena_tui.run.parts import BacktestResult
 
 
 def backtest_command(
@@ -72,7 +68,7 @@ def backtest_command(
         ),
     ] = None,
     epoch: EpochOpt = "auto",
-    twins: TwinsOpt = TWINS,
+    twins: TwinsOpt = DEFAULT_TWINS,
     out: OutOpt = None,
     force: ForceOpt = False,
     full_log: Annotated[
@@ -152,6 +148,13 @@ def backtest_command(
     [cyan]arena backtest --agent ".venv/bin/python strategies/http_agent.py" \\
       recordings/synth-3coins-20261201.jsonl.gz --vs baselines[/]
     """
+    # the run's modules here, not at the top: --help and the other commands need none of them
+    from arena_tui.logs.catalog import expand_logs
+    from arena_tui.report.render import write_report
+    from arena_tui.report.rundata import Collector
+    from arena_tui.report.verdict import check_epoch
+    from arena_tui.run.build import build_backtest, check_order
+
     fields: Fields = run_fields(ctx) | {
         "param": ("params", tuple(param or ())),
         "full_log": ("run_log", "full" if full_log else "thin"),

@@ -6,15 +6,17 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arena_tui.logs import daycache
 from arena_tui.util.errors import fail
 from arena_tui.util.human import plural, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
+
+if TYPE_CHECKING:
+    from arena_tui.logs import daycache
 
 TURN_OFF = "ARENA_CACHE=0 in the environment, or arena backtest --no-cache"
 
@@ -65,6 +67,8 @@ def _age_text(seconds: float) -> str:
 
 
 def _cap_doc() -> dict[str, Any]:
+    from arena_tui.logs import daycache
+
     cap = daycache.max_bytes()
     return {
         "max_bytes": daycache.cap_bytes(),
@@ -74,6 +78,8 @@ def _cap_doc() -> dict[str, Any]:
 
 
 def _day_doc(day: daycache.DayInfo) -> dict[str, Any]:
+    from arena_tui.logs import daycache
+
     meta = day.meta
     doc: dict[str, Any] = {
         "file": str(day.file),
@@ -97,6 +103,8 @@ def _day_doc(day: daycache.DayInfo) -> dict[str, Any]:
 
 
 def _day_lines(day: daycache.DayInfo, now: float) -> list[str]:
+    from arena_tui.logs import daycache
+
     meta = day.meta
     used = _age_text(now - day.last_used_ns / 1e9)
     if meta is None:
@@ -133,6 +141,8 @@ def info(as_json: JsonOpt = False) -> None:
 
     Example: [cyan]arena cache info --json[/]
     """
+    from arena_tui.logs import daycache  # here, not at the top: it brings numpy
+
     directory = daycache.cache_dir()
     found = daycache.days(directory)
     total = sum(d.bytes for d in found)
@@ -194,6 +204,8 @@ def clear(
     Examples: [cyan]arena cache clear --older-than 7d[/]
               [cyan]arena cache clear recordings/hl-2026-12-01.jsonl.gz --dry-run[/]
     """
+    from arena_tui.logs import daycache  # here, not at the top: it brings numpy
+
     age_s = None if older_than is None else parse_age(older_than)
     directory = daycache.cache_dir()
     found = daycache.days(directory)

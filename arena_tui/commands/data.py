@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.logs.catalog import CatalogError, rows, scan
-from arena_tui.record.fetch import history_dir
 from arena_tui.util.human import duration, plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
@@ -40,6 +38,10 @@ def list_command(
 
     Example: [cyan]arena data list ~/.local/share/arena/history --json[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.logs.catalog import CatalogError, rows, scan
+    from arena_tui.record.fetch import history_dir
+
     where = directory if directory is not None else history_dir()
     if where.exists() and not where.is_dir():
         raise CatalogError(f"{where}: not a directory; give the directory of the day logs")

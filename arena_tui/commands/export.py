@@ -7,9 +7,6 @@ from typing import Annotated
 
 import typer
 
-from arena_tui.report import rundata
-from arena_tui.report.export import TABLES, tables, write_parquet
-from arena_tui.report.runrecord import is_run_dir
 from arena_tui.util.errors import fail
 from arena_tui.util.human import Progress, plural
 from arena_tui.util.jsonout import dumps
@@ -67,6 +64,11 @@ def export_command(
 
     Example: [cyan]arena export runs/first --parquet runs/first-parquet[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.report import rundata
+    from arena_tui.report.export import TABLES, tables, write_parquet
+    from arena_tui.report.runrecord import is_run_dir
+
     if not run.is_dir():
         fail(f"{run}: not a directory")
     if not is_run_dir(run) and not (run / rundata.RUNDATA_FILE).is_file():

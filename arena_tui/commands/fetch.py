@@ -6,32 +6,27 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arena_tui.logs.daykeep import keep_days
-from arena_tui.logs.meta import get_markets, meta_source, parse_coins, select
-from arena_tui.record.assemble import DaySummary, day_name, fetched_coins, write_day
-from arena_tui.record.fetch import (
-    GB,
-    PRICE_PER_GB,
-    FetchError,
-    Plan,
-    cache_dir,
-    client,
-    days_between,
-    download_all,
-    history_dir,
-    make_plan,
-)
 from arena_tui.util.human import plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
-from engine import Market
+
+if TYPE_CHECKING:
+    from arena_tui.record.fetch import Plan
+    from engine import Market
+
+# record.fetch.PRICE_PER_GB, the --price-per-gb default, written here rather than imported:
+# record.fetch brings the archive's parsers, which no --help needs (tests/test_cli_startup.py
+# checks that the two agree)
+PRICE_PER_GB = 0.09
 
 
 def parse_day(text: str, what: str) -> dt.date:
+    from arena_tui.record.fetch import FetchError
+
     try:
         return dt.date.fromisoformat(text.strip())
     except ValueError:
@@ -39,6 +34,8 @@ def parse_day(text: str, what: str) -> dt.date:
 
 
 def size_text(n: int) -> str:
+    from arena_tui.record.fetch import GB
+
     if n >= GB:
         return f"{n / GB:,.2f} GB"
     if n >= 1 << 20:
@@ -162,6 +159,20 @@ def fetch_command(
 
     [cyan]arena fetch --coins BTC,ETH --from 2025-10-01 --to 2025-10-07 --yes[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.logs.daykeep import keep_days
+    from arena_tui.logs.meta import get_markets, meta_source, parse_coins, select
+    from arena_tui.record.assemble import DaySummary, day_name, fetched_coins, write_day
+    from arena_tui.record.fetch import (
+        FetchError,
+        cache_dir,
+        client,
+        days_between,
+        download_all,
+        history_dir,
+        make_plan,
+    )
+
     wanted = parse_coins(coins)
     first = parse_day(start, "--from")
     days = days_between(first, parse_day(end, "--to") if end else first)

@@ -30,8 +30,8 @@ from arena_tui.host.clients import (
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.restamp import SpeedError, parse_speed
 from arena_tui.logs.meta import WS_URL
-from arena_tui.record.feed import wall_ms
-from arena_tui.report.verdict import Judging
+from arena_tui.record.clock import wall_ms
+from arena_tui.report.judging import Judging
 from arena_tui.run.config import LockstepConfig, RunConfig
 from arena_tui.util.human import plural
 from arena_tui.util.options import ForceOpt, LatencyOpt, SeedOpt, VsOpt

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena_tui.logs.daykeep import keep_days
-from arena_tui.logs.importers import Summary, import_files
-from arena_tui.logs.meta import meta_source
 from arena_tui.util.human import Ticker, plural, time_range
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import InfoUrlOpt, JsonOpt, MetaOpt
+
+if TYPE_CHECKING:
+    from arena_tui.logs.importers import Summary
 
 app = typer.Typer(
     help="Import market data recorded by others into arena logs (see docs/log-format.md).",
@@ -43,6 +43,11 @@ OutOpt = Annotated[
 def _run(
     fmt: str, files: list[Path], meta: Path | None, info_url: str | None, out: Path | None
 ) -> Summary:
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.logs.daykeep import keep_days
+    from arena_tui.logs.importers import import_files
+    from arena_tui.logs.meta import meta_source
+
     meta_file, url = meta_source(meta, info_url)
     ticker = Ticker(f"import {fmt}")
     try:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arena_tui.report.render import write_report
-from arena_tui.report.verdict import Judging, check_epoch
-from arena_tui.run.config import RunConfig
+from arena_tui.report.judging import Judging
 from arena_tui.util.human import Progress, plural
+
+if TYPE_CHECKING:
+    from arena_tui.run.config import RunConfig
 
 AgentOpt = Annotated[
     str | None,
@@ -81,8 +82,11 @@ def lockstep_report(
     backtest`` prints one: ``arena backtest --agent`` and ``arena host --lockstep``.
     ``judging``: how the verdict is judged (default: the twins on the config's logs, the
     rest at the defaults, as ``arena host --lockstep`` judges)."""
+    # here, not at the top: every command's start imports this module for its options
     from arena_tui.host.lockstep_run import OUTPUT_FILE, THINK, LockstepRun
+    from arena_tui.report.render import write_report
     from arena_tui.report.rundata import Collector
+    from arena_tui.report.verdict import check_epoch
 
     how = judging or Judging(sources=tuple(config.logs))
     check_epoch(how.epoch)  # a bad --epoch fails now, not after the run

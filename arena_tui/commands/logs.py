@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arena_tui.logs.logcheck import SHOW_MAX, Report, check_logs
 from arena_tui.util.errors import fail
 from arena_tui.util.human import Ticker, duration, plural, time_range, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
+
+if TYPE_CHECKING:
+    from arena_tui.logs.logcheck import Report
 
 app = typer.Typer(help="Look inside logs: validate them and summarise their data.")
 
@@ -34,6 +36,8 @@ def _header_text(header: dict[str, Any] | None) -> str:
 
 
 def print_report(r: Report) -> None:
+    from arena_tui.logs.logcheck import SHOW_MAX
+
     doc = r.to_json()
     out = [
         f"{plural(len(r.files), 'file')}, {plural(r.inputs, 'good input')}, "
@@ -118,6 +122,8 @@ def check(
 
     Example: [cyan]arena logs check recordings/*.jsonl.gz --json[/]
     """
+    from arena_tui.logs.logcheck import check_logs  # here, not at the top: --help needs none of it
+
     ticker = Ticker("logs check")
     report = check_logs(logs, progress=ticker, data=data)
     ticker.done()

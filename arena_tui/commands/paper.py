@@ -12,7 +12,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,17 +20,7 @@ from arena_tui.commands.configured import Fields, given, missing, run_config, ru
 from arena_tui.commands.lockstep import judging_of
 from arena_tui.commands.screens import screens
 from arena_tui.logs.meta import WS_URL, meta_source, parse_coins
-from arena_tui.record.feed import Backoff
-from arena_tui.report.render import write_report
-from arena_tui.report.rundata import Collector
-from arena_tui.report.verdict import check_epoch
-from arena_tui.run.backtest import Backtest
-from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S, LiveConfig
-from arena_tui.run.live import LiveFeed
-from arena_tui.run.paper import prepare_paper, utc
-from arena_tui.run.paperstatus import PaperStatus
-from arena_tui.run.parts import BacktestResult, NotStarted
-from arena_tui.run.twins import TWINS
+from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S, DEFAULT_TWINS, LiveConfig
 from arena_tui.util.options import (
     ConfigOpt,
     EpochOpt,
@@ -46,6 +36,11 @@ from arena_tui.util.options import (
     TwinsOpt,
     VsOpt,
 )
+
+if TYPE_CHECKING:
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.live import LiveFeed
+    from arena_tui.run.parts import BacktestResult
 
 
 def _hidden(name: str, help_: str) -> Any:
@@ -108,7 +103,7 @@ def paper_command(
     seed: SeedOpt = 0,
     hook_timeout: HookTimeoutOpt = DEFAULT_HOOK_TIMEOUT_S,
     epoch: EpochOpt = "auto",
-    twins: TwinsOpt = TWINS,
+    twins: TwinsOpt = DEFAULT_TWINS,
     as_json: JsonOpt = False,
     tui: Annotated[
         bool,
@@ -138,6 +133,13 @@ def paper_command(
     Example: [cyan]arena paper strategies/maker.py --coins BTC,ETH --vs
     baselines --hours 2 --out runs/paper1[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.record.feed import Backoff
+    from arena_tui.report.render import write_report
+    from arena_tui.report.rundata import Collector
+    from arena_tui.report.verdict import check_epoch
+    from arena_tui.run.paper import prepare_paper, utc
+
     if config_file is None and strategy is None:
         raise missing(ctx, "strategy")
     check_epoch(epoch)  # a bad --epoch fails now, not after the run
@@ -198,6 +200,9 @@ def paper_command(
 
 
 def _run(bt: Backtest, feed: LiveFeed) -> BacktestResult | None:
+    from arena_tui.run.paperstatus import PaperStatus
+    from arena_tui.run.parts import NotStarted
+
     restore = stop_on_signals(feed)
     try:
         return bt.run_live(feed, PaperStatus(bt, feed))

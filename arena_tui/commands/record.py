@@ -12,15 +12,12 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
-from websockets.exceptions import InvalidURI
-from websockets.uri import parse_uri
 
 from arena_tui.logs.dayfiles import current_name
-from arena_tui.logs.daylog import DayLog
 from arena_tui.logs.meta import (
     WS_URL,
     MetaError,
@@ -30,12 +27,14 @@ from arena_tui.logs.meta import (
     parse_coins,
     select,
 )
-from arena_tui.record.feed import Backoff, FeedConfig, fetch_meta_retrying, run_feed, wall_ms
-from arena_tui.record.recorder import Recorder
-from arena_tui.record.status import Reporter
 from arena_tui.util.options import InfoUrlOpt, MetaOpt
 from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
-from engine import Market
+
+if TYPE_CHECKING:
+    from arena_tui.record.feed import Backoff, FeedConfig
+    from arena_tui.record.recorder import Recorder
+    from arena_tui.record.status import Reporter
+    from engine import Market
 
 TICK_S = 1.0
 
@@ -85,6 +84,15 @@ def record_command(
 
     Example: [cyan]arena record --coins BTC,ETH,SOL,HYPE --out rec/live[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from websockets.exceptions import InvalidURI
+    from websockets.uri import parse_uri
+
+    from arena_tui.logs.daylog import DayLog
+    from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
+    from arena_tui.record.recorder import Recorder
+    from arena_tui.record.status import Reporter
+
     names = parse_coins(coins)
     try:
         parse_uri(ws_url)
@@ -126,6 +134,8 @@ def record_command(
 
 async def _fetch_meta(url: str, backoff: Backoff, reporter: Reporter) -> list[Market] | None:
     """``meta``, retried until it answers; None if a signal stops the wait first."""
+    from arena_tui.record.feed import fetch_meta_retrying
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -151,6 +161,8 @@ async def _fetch_meta(url: str, backoff: Backoff, reporter: Reporter) -> list[Ma
 
 async def _record(rec: Recorder, cfg: FeedConfig, backoff: Backoff, reporter: Reporter) -> None:
     """Run the feed, tick the status and the group fsync, until a signal or a log error."""
+    from arena_tui.record.feed import run_feed
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

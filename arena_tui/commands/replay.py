@@ -9,24 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena_tui.logs.catalog import expand_logs
-from arena_tui.logs.logerror import LogError
-from arena_tui.logs.thinlog import market_logs
-from arena_tui.report.eligibility import eligible_text, ineligible_reasons
-from arena_tui.report.html import write_html
-from arena_tui.report.render import write_files
-from arena_tui.report.rundata import replay_collect
-from arena_tui.report.rundata import save as save_rundata
-from arena_tui.report.verdict import Judging, check_epoch
-from arena_tui.run.quotes import OrderNotes
-from arena_tui.run.rebuild import Rebuilt
-from arena_tui.run.replay import ReplayResult, check_only, replay, score_row_doc
-from arena_tui.run.twins import TWINS
-from arena_tui.season.file import EmptyWindow, resolve_season
+from arena_tui.run.config import DEFAULT_TWINS
 from arena_tui.util.human import Progress, plural, utc_minute
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import (
@@ -39,7 +26,9 @@ from arena_tui.util.options import (
     TwinsOpt,
 )
 from arena_tui.util.outputs import OutputError, writing
-from engine.units import format_e6
+
+if TYPE_CHECKING:
+    from arena_tui.run.replay import ReplayResult
 
 
 def pct(ratio_e8: int) -> str:
@@ -57,6 +46,9 @@ def utc(ms: int | None) -> str:
 
 def print_table(result: ReplayResult) -> None:
     """A ranked table for people; every number is computed in integers."""
+    from arena_tui.report.eligibility import eligible_text, ineligible_reasons
+    from engine.units import format_e6
+
     s = result.season
     state = "final" if result.final else "provisional: the log ends before the season does"
     lines = [
@@ -93,6 +85,8 @@ def summary_of_unscored(result: ReplayResult) -> str:
 
 
 def write_scores(result: ReplayResult, path: Path) -> None:
+    from arena_tui.run.replay import score_row_doc
+
     rows = sorted(result.score_rows.values(), key=lambda r: (r.day, r.rank))
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
@@ -186,7 +180,7 @@ def replay_command(
         ),
     ] = None,
     epoch: EpochOpt = "auto",
-    twins: TwinsOpt = TWINS,
+    twins: TwinsOpt = DEFAULT_TWINS,
     seed: Annotated[
         int,
         typer.Option("--seed", help="With --out: seed of the verdict's bootstraps and twins."),
@@ -215,6 +209,20 @@ def replay_command(
 
     Example: [cyan]arena replay recordings/sample-btc-20250126.jsonl --json[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.logs.catalog import expand_logs
+    from arena_tui.logs.logerror import LogError
+    from arena_tui.logs.thinlog import market_logs
+    from arena_tui.report.html import write_html
+    from arena_tui.report.render import write_files
+    from arena_tui.report.rundata import replay_collect
+    from arena_tui.report.rundata import save as save_rundata
+    from arena_tui.report.verdict import Judging, check_epoch
+    from arena_tui.run.quotes import OrderNotes
+    from arena_tui.run.rebuild import Rebuilt
+    from arena_tui.run.replay import check_only, replay
+    from arena_tui.season.file import EmptyWindow, resolve_season
+
     strategy = next((p for p in logs if p.name.endswith(".py")), None)
     if strategy is not None:
         raise LogError(

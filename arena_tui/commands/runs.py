@@ -26,36 +26,19 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from arena_tui.report.layout import terminal_width, wrap
-from arena_tui.report.runrecord import (
-    ANSWERS,
-    RunRecord,
-    RunsError,
-    changed_params,
-    is_run_dir,
-    is_sweep_dir,
-    read_run,
-)
-from arena_tui.report.runs import (
-    Catalog,
-    default_roots,
-    differing_params,
-    index_path,
-    read_any,
-    removable,
-    remove_run,
-    same_data,
-)
-from arena_tui.report.table import usd
 from arena_tui.util.errors import fail
-from arena_tui.util.human import plural, ratio_pct, utc_ms
+from arena_tui.util.human import plural, ratio_pct, usd, utc_ms
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
 from arena_tui.util.text import printable
+
+if TYPE_CHECKING:
+    from arena_tui.report.runrecord import RunRecord
 
 app = typer.Typer(
     help="The runs catalog: every run directory (and sweep) under the data directory's "
@@ -139,6 +122,9 @@ def _table(head: list[str], rows: list[list[str]], right: set[int]) -> list[str]
 
 
 def _record(path: Path) -> RunRecord:
+    from arena_tui.report.runrecord import RunsError
+    from arena_tui.report.runs import read_any
+
     try:
         return read_any(path)
     except RunsError as exc:
@@ -154,6 +140,9 @@ def resolve(arg: Path) -> Path:
     """A run named on the command line: a directory, or (none of that name here) the name
     ``arena runs list`` prints, looked up in the index; one line when it is neither, or
     when several runs have that name."""
+    from arena_tui.report.runrecord import RunsError
+    from arena_tui.report.runs import Catalog
+
     if arg.exists() or not _is_name(arg):
         return arg
     try:
@@ -173,6 +162,8 @@ def resolve(arg: Path) -> Path:
 
 def _run(arg: Path) -> RunRecord:
     """A run (not a sweep) named on the command line."""
+    from arena_tui.report.runrecord import RunsError, is_run_dir, is_sweep_dir, read_run
+
     path = resolve(arg)
     if is_sweep_dir(path) and not is_run_dir(path):
         fail(f"{arg}: a sweep, not a run: arena sweep show {path} prints it")
@@ -212,6 +203,8 @@ def sweep_words(r: RunRecord) -> str:
 
 
 def _params_cell(r: RunRecord) -> str:
+    from arena_tui.report.runrecord import changed_params
+
     changed = changed_params(r)
     if changed is None:  # an older run: every parameter, its defaults unknown
         return _params_text(r.params)
@@ -309,6 +302,10 @@ def list_command(
 
     Example: [cyan]arena runs list runs/ --json[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.report.runrecord import RunsError
+    from arena_tui.report.runs import Catalog, default_roots, index_path
+
     for d in dirs or []:
         if not d.is_dir():
             fail(f"{d}: not a directory")
@@ -368,6 +365,8 @@ def _entry_lines(r: RunRecord) -> list[str]:
 
 def _params_lines(r: RunRecord, width: int | None) -> list[str]:
     """The parameters a run changed, then the others (its defaults); every one, in full."""
+    from arena_tui.report.runrecord import changed_params
+
     changed = changed_params(r)
     if changed is None or not r.params:  # an older run: its defaults are not recorded
         return wrap(f"params  {r.entry or '-'}: {_params_text(r.params)}", width, "        ")
@@ -439,6 +438,8 @@ def _sweep_lines(r: RunRecord, width: int | None) -> list[str]:
 def _verdict_lines(r: RunRecord, width: int | None) -> list[str]:
     """The verdict as the run's report printed it: its summary, then the three answers and
     the floor, one labelled line each; "no trades to judge" alone; an old run's text."""
+    from arena_tui.report.runrecord import ANSWERS
+
     if r.verdict == "no_trades":
         return ["verdict no trades to judge"]
     lines = wrap(printable(f"verdict {verdict_words(r)}"), width)
@@ -458,6 +459,8 @@ def _data_text(r: RunRecord) -> str:
 
 
 def compare_doc(records: Sequence[RunRecord]) -> dict[str, Any]:
+    from arena_tui.report.runs import differing_params, same_data
+
     data = same_data(records)
     if data is None:
         data_names = len({tuple(r.sources) for r in records}) == 1
@@ -551,6 +554,9 @@ def rm_command(
 
     Example: [cyan]arena runs rm runs/old-1 runs/old-2 --dry-run[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.report.runs import Catalog, removable, remove_run
+
     found = [resolve(p) for p in runs]
     for p in found:
         why = removable(p)

@@ -9,20 +9,24 @@ and ``cli.py``, which sees both rooms, puts them in the app's ``context_settings
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import typer
 
-from arena_tui.run.backtest import Backtest
-from arena_tui.run.live import LiveFeed
-from arena_tui.run.parts import BacktestResult
-from arena_tui.run.stream import Subscriber
 from arena_tui.util.errors import ArenaError
 
-# (the run, its logs, a title) -> its result once the screen is closed; None: nothing ran
-WatchBacktest = Callable[[Backtest, Sequence[str], str], BacktestResult | None]
-WatchPaper = Callable[[Backtest, LiveFeed, str], BacktestResult | None]
+if TYPE_CHECKING:  # types only: the runner is imported when a command runs, not at start
+    from collections.abc import Callable, Sequence
+
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.live import LiveFeed
+    from arena_tui.run.parts import BacktestResult
+    from arena_tui.run.stream import Subscriber
+
+    # (the run, its logs, a title) -> its result once the screen is closed; None: nothing ran
+    WatchBacktest = Callable[[Backtest, Sequence[str], str], BacktestResult | None]
+    WatchPaper = Callable[[Backtest, LiveFeed, str], BacktestResult | None]
 
 
 @dataclass(frozen=True)

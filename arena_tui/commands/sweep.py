@@ -19,42 +19,24 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.main
 from typer._click.core import Context
 from typer.core import TyperCommand
 
-from arena_tui.logs.catalog import expand_logs
 from arena_tui.report.layout import terminal_width
-from arena_tui.report.runs import remember
-from arena_tui.run.build import check_order
 from arena_tui.sweep import SweepError
-from arena_tui.sweep.config import Config, load, new_config, with_days
-from arena_tui.sweep.directory import (
-    SweepLock,
-    discard,
-    holds_sweep,
-    open_store,
-    pending_days,
-    pending_doc,
-    saved_config,
-    sweep_dir,
-)
-from arena_tui.sweep.driver import Missing, Runner, kill_point, run_sweep
-from arena_tui.sweep.execute import executor
-from arena_tui.sweep.output import render
-from arena_tui.sweep.plotsvg import svg
-from arena_tui.sweep.progress import Line, Progress, expected_jobs
-from arena_tui.sweep.result import sweep_doc
-from arena_tui.sweep.space import make_search
-from arena_tui.sweep.store import STORE_FILE, SweepStore
 from arena_tui.util.errors import ArenaError
 from arena_tui.util.human import duration, plural
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import CoinsOpt, FromOpt, JsonOpt, LatencyOpt, ToOpt
 from arena_tui.util.outputs import writing
+
+if TYPE_CHECKING:
+    from arena_tui.sweep.config import Config
+    from arena_tui.sweep.store import SweepStore
 
 RESULT_FILE = "sweep.json"
 PLOT_FILE = "plot.svg"
@@ -249,6 +231,14 @@ def sweep_command(
     Then [cyan]arena sweep show DIR[/] prints it again, and [cyan]arena sweep
     --resume DIR[/] continues one that stopped.
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.logs.catalog import expand_logs
+    from arena_tui.run.build import check_order
+    from arena_tui.sweep import directory as dirs
+    from arena_tui.sweep.config import new_config, with_days
+    from arena_tui.sweep.driver import kill_point
+    from arena_tui.sweep.store import STORE_FILE, SweepStore
+
     if strategy == "show" and not Path("show").is_file():  # (options before it)
         raise SweepError(
             "show takes its sweep's settings from DIR: give it first, --json at most: "
@@ -258,13 +248,13 @@ def sweep_command(
         settings: tuple[Any, ...] = (strategy, days, param, file, search, trials, seed)
         settings += (holdout, folds, batch, epoch, min_fills, twins, out)
         _only("--resume DIR", latency_ms, dict(zip(SETTINGS, settings, strict=True)))
-        open_store(resume).close()  # not a sweep directory: one line, and no lock file in it
-        with SweepLock(resume, "--resume"):
-            store = open_store(resume)
+        dirs.open_store(resume).close()  # not a sweep directory: one line, and no lock file in it
+        with dirs.SweepLock(resume, "--resume"):
+            store = dirs.open_store(resume)
             try:
-                cfg = saved_config(store, resume)
+                cfg = dirs.saved_config(store, resume)
                 cfg.check_strategy()
-                pending = pending_days(store)
+                pending = dirs.pending_days(store)
                 if pending is not None:  # stopped before its days were read: read them now
                     cfg = starting(lambda: with_days(cfg, pending), resume)
                     store.save_config(cfg.to_doc())
@@ -298,22 +288,22 @@ def sweep_command(
         twins,
     )
     made = out is None or not out.exists()
-    directory = sweep_dir(out, cfg)
-    with SweepLock(directory):
-        if holds_sweep(directory):  # another sweep began here since sweep_dir looked
+    directory = dirs.sweep_dir(out, cfg)
+    with dirs.SweepLock(directory):
+        if dirs.holds_sweep(directory):  # another sweep began here since sweep_dir looked
             raise SweepError(
                 f"--out {directory} already holds a sweep: continue it with arena sweep "
                 f"--resume {shlex.quote(str(directory))}, or choose another --out"
             )
         store = SweepStore(directory / STORE_FILE)
         try:
-            store.save_config(pending_doc(cfg, day_paths))  # resumable from here on
+            store.save_config(dirs.pending_doc(cfg, day_paths))  # resumable from here on
             kill_point(0)
             cfg = starting(lambda: with_days(cfg, day_paths), directory)
             store.save_config(cfg.to_doc())
         except ArenaError:  # no sweep can start on these days: leave nothing behind
             store.close()
-            discard(directory, made)
+            dirs.discard(directory, made)
             raise
         except BaseException:
             store.close()
@@ -361,6 +351,15 @@ def sweep(
     cluster: str | None,
     as_json: bool,
 ) -> None:
+    from arena_tui.report.runs import remember
+    from arena_tui.sweep.config import load
+    from arena_tui.sweep.driver import Runner, run_sweep
+    from arena_tui.sweep.execute import executor
+    from arena_tui.sweep.plotsvg import svg
+    from arena_tui.sweep.progress import Line, Progress, expected_jobs
+    from arena_tui.sweep.result import sweep_doc
+    from arena_tui.sweep.space import make_search
+
     strat = load(cfg)
     total = make_search(cfg.search, strat.space, trials=cfg.trials, seed=cfg.seed).total  # type: ignore[arg-type]
     line = Line(expected_jobs(cfg, total))
@@ -402,6 +401,8 @@ def where(directory: Path) -> dict[str, str]:
 
 
 def emit(doc: dict[str, Any], as_json: bool) -> None:
+    from arena_tui.sweep.output import render
+
     if as_json:
         typer.echo(dumps(doc))
     else:
@@ -469,6 +470,13 @@ def _show() -> TyperCommand:
 
 def show(directory: Path, as_json: bool) -> None:
     """A sweep printed again from its store: the same driver, no job run."""
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.sweep.config import load
+    from arena_tui.sweep.directory import open_store, pending_days, saved_config
+    from arena_tui.sweep.driver import Missing, Runner, run_sweep
+    from arena_tui.sweep.progress import Progress
+    from arena_tui.sweep.result import sweep_doc
+
     store = open_store(directory)
     try:
         cfg = saved_config(store, directory)

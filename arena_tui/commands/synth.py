@@ -7,33 +7,28 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arena_tui.logs.daykeep import keep_days
-from arena_tui.logs.meta import load_meta_file, parse_coins
-from arena_tui.synth.generate import (
-    DEFAULT_START,
-    Stats,
-    SynthError,
-    choose_markets,
-    choose_model,
-    end_of,
-    hours_text,
-    number_text,
-    parse_start,
-    signal_value,
-    write,
-    write_file,
-)
-from arena_tui.synth.walk import LEAD, MEAN_HOLD_S, REGIMES_MODEL, Model
 from arena_tui.util.errors import fail
 from arena_tui.util.human import Ticker, plural, time_range
 from arena_tui.util.jsonout import dumps
 from arena_tui.util.options import JsonOpt
 from arena_tui.util.outputs import writing
 from arena_tui.util.paths import DATA_DIR_ENV, recordings_dir
+
+if TYPE_CHECKING:
+    from arena_tui.synth.generate import Stats
+    from arena_tui.synth.walk import Model
+
+# synth.generate.DEFAULT_START and synth.walk.REGIMES_MODEL, LEAD and MEAN_HOLD_S, for the
+# options' defaults and help, written here rather than imported: those modules are the
+# generator, which no --help needs (tests/test_cli_startup.py checks that they agree)
+DEFAULT_START = "2026-12-01T00:00:00Z"
+REGIMES_MODEL = "regimes"
+LEAD = 0.001
+MEAN_HOLD_S = 1_800
 
 
 def default_out(
@@ -42,6 +37,8 @@ def default_out(
     """``<data dir>/recordings/synth-BTC-ETH-SOL-20261201T0000Z-24h-seed7.jsonl.gz``: where
     ``arena record`` writes, never the project's git-tracked ``recordings/``. Another model
     adds its words (``-walk``, ``-walk-signal40``), so no model's day overwrites another's."""
+    from arena_tui.synth.generate import hours_text, number_text
+
     names = "-".join(re.sub(r"[^A-Za-z0-9]", "_", c) for c in coins[:4])
     if len(coins) > 4:
         names += f"-and-{len(coins) - 4}-more"
@@ -66,6 +63,9 @@ def summary(
     seconds: float,
     model: Model | None = None,
 ) -> dict[str, Any]:
+    from arena_tui.synth.generate import signal_value
+    from arena_tui.synth.walk import Model
+
     size = Path(out).stat().st_size if out != "-" else stats.bytes
     model = model or Model()
     return {
@@ -167,6 +167,20 @@ def synth_command(
 
     Example: [cyan]arena synth --coins BTC,ETH,SOL --hours 6 --seed 7 --out day.jsonl.gz[/]
     """
+    # here, not at the top: --help and the other commands need none of these
+    from arena_tui.logs.daykeep import keep_days
+    from arena_tui.logs.meta import load_meta_file, parse_coins
+    from arena_tui.synth.generate import (
+        SynthError,
+        choose_markets,
+        choose_model,
+        end_of,
+        number_text,
+        parse_start,
+        write,
+        write_file,
+    )
+
     try:
         model = choose_model(model_name, signal)
         names = parse_coins(coins)

@@ -15,15 +15,17 @@ import hashlib
 import os
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import lz4.frame
 import msgspec
 
-from arena_tui.logs.daycache import DayCacheWriter
 from arena_tui.logs.logerror import LogError as LogError  # re-exported: its home before
 from arena_tui.logs.logerror import no_header
 from engine.inputs import KNOWN_ARENA_TYPES, KNOWN_CHANNELS, Header, Line
+
+if TYPE_CHECKING:
+    from arena_tui.logs.daycache import DayCacheWriter
 
 LOG_VERSION = 1
 CHUNK = 1 << 20
@@ -252,6 +254,10 @@ class LogReader:
                             parse_header(path, lines[0])
                             want_first, self._want_last = header_claims(path, lines[0])
                             if self._cache:
+                                # here: the day cache brings numpy, and most readers of a
+                                # log (every command's start included) never write one
+                                from arena_tui.logs.daycache import DayCacheWriter
+
                                 writer = DayCacheWriter(path, lines[0], self.coins)
                                 writer = writer if writer.active else None
                             del lines[0]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -27,18 +26,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
 from arena_tui.logs.meta import MetaUnavailable, fetch_meta_async
+from arena_tui.record.clock import wall_ms as wall_ms  # its home: light, for commands
 from arena_tui.record.recorder import Event, Recorder
 from engine import Market
-from engine.units import NS_PER_MS
 
 CHANNELS = ("l2Book", "trades", "activeAssetCtx")
 PING = '{"method":"ping"}'
 MAX_FRAME = 1 << 24  # a trades snapshot can be large; Hyperliquid's frames stay far below
-
-
-def wall_ms() -> int:
-    """The receive clock: wall time in ms (every live input is stamped with it)."""
-    return time.time_ns() // NS_PER_MS
 
 
 @dataclass(frozen=True)

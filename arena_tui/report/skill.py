@@ -16,24 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_tui.report.judging import Judging as Judging  # its home: light, for commands
 from arena_tui.run.parts import BacktestResult, Status
-from arena_tui.run.twins import TWINS, run_twins, timing_freedom, trips_of
+from arena_tui.run.twins import run_twins, timing_freedom, trips_of
 
 ALPHA_PCT = 5
-
-
-@dataclass(frozen=True)
-class Judging:
-    """How a run is judged: its block length (None: chosen for the run), the seed of the
-    bootstraps and the twins, how many twins (0: none), and the logs they trade on (empty:
-    none can be made, and ``no_twins`` says why)."""
-
-    epoch: str | None = None
-    seed: int = 0
-    twins: int = TWINS
-    sources: tuple[str, ...] = ()
-    latency_ms: int = 0
-    no_twins: str = "the run's market data is not at hand"
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from arena_tui.run.hooks import DEFAULT_TIMEOUT_S
-from arena_tui.tui.catalog import discover
+from arena_tui.run.config import DEFAULT_HOOK_TIMEOUT_S  # run.hooks' default, without the runner
 from arena_tui.tui.playback import parse_speed
 from arena_tui.util.errors import fail, run_cli
 from arena_tui.util.options import ForceOpt, HookTimeoutOpt, SeasonOpt
@@ -107,7 +106,7 @@ def tui_command(
         int, typer.Option("--latency-ms", min=0, help="As arena backtest --latency-ms.")
     ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="As arena backtest --seed.")] = 0,
-    hook_timeout: HookTimeoutOpt = DEFAULT_TIMEOUT_S,
+    hook_timeout: HookTimeoutOpt = DEFAULT_HOOK_TIMEOUT_S,
     spectate: Annotated[
         str | None,
         typer.Option(
@@ -157,6 +156,7 @@ def tui_command(
     """
     from arena_tui.run.rundir import refuse_held_run, session_dir
     from arena_tui.tui.app import make_app
+    from arena_tui.tui.catalog import discover
     from arena_tui.tui.source import BacktestSource, judging_of, prepare, watched_run
     from arena_tui.tui.spectator import SpectateSpec
 

@@ -45,6 +45,7 @@ if str(ROOT) not in sys.path:
 
 from arena_tui.host import checkpoint  # noqa: E402
 from arena_tui.host.checkpoint import Checkpoints  # noqa: E402
+from arena_tui.host.prefix import Behind  # noqa: E402
 from arena_tui.host.session import Session  # noqa: E402
 from arena_tui.host.store import ScoreStore  # noqa: E402
 from arena_tui.host.views import Marks, Views  # noqa: E402
@@ -186,7 +187,7 @@ def one_length(tmp: Path, inputs: int, seed: int) -> dict[str, Any]:
     resumed.open()
     with_ck = time.perf_counter() - started
     assert resumed.resumed_at == cut, notes
-    assert isinstance(resumed.hasher, checkpoint.Behind)
+    assert isinstance(resumed.hasher, Behind)
     resumed.hasher.join()
     behind = time.perf_counter() - started
     assert resumed.mismatched is None

@@ -40,8 +40,9 @@ from hypothesis import strategies as st
 from arena_tui.commands.host import parse_every
 from arena_tui.host import checkpoint
 from arena_tui.host.app import Api
-from arena_tui.host.checkpoint import CHECKS, KEEP, WINDOW, Behind, Checkpoints
+from arena_tui.host.checkpoint import CHECKS, KEEP, Checkpoints
 from arena_tui.host.plan import HostOptions
+from arena_tui.host.prefix import WINDOW, Behind
 from arena_tui.host.ratelimit import MovingWindow
 from arena_tui.host.register import register
 from arena_tui.host.server import Host

@@ -15,8 +15,8 @@ log.
 Checking a checkpoint's prefix is one pass over the log (about 1.3 GB/s of CPU here), so
 a restart that waited for it would grow with the season. ``--checkpoint-check quick`` (the
 default) checks at the start only what catches a log replaced, restored or cut: its size,
-and the SHA-256 of its first and last :data:`WINDOW` bytes before the offset (kept in the
-checkpoint); the whole prefix is hashed behind, in a thread (:class:`Behind`), while the
+and the SHA-256 of its first and last ``prefix.WINDOW`` bytes before the offset (kept in the
+checkpoint); the whole prefix is hashed behind, in a thread (``prefix.Behind``), while the
 host takes orders. If it differs, the host stops with one line and removes this log's
 checkpoints, so the next start replays the whole log; no checkpoint is written until the
 check is done, so an unchecked state never lands in one. ``full`` checks the whole prefix
@@ -44,6 +44,7 @@ from typing import Any
 
 import msgspec
 
+from arena_tui.host.prefix import Behind, PrefixHashes, Unusable, ends
 from arena_tui.host.views import Marks, Views
 from arena_tui.logs.dayfiles import fsync_dir
 from engine import Engine, Season
@@ -54,8 +55,6 @@ FORMAT = 2  # 2: the head and tail hashes of the quick check
 MAGIC = b"arena-checkpoint\n"
 KEEP = 3  # the newest checkpoints kept; older ones are removed after each write
 CHUNK_ITEMS = 1024  # fills or notes per frame: the loop runs other tasks between frames
-HASH_CHUNK = 1 << 22
-WINDOW = 1 << 20  # the bytes at each end of a checkpoint's prefix a quick check hashes
 CHECKS = ("quick", "full")
 _LEN = struct.Struct(">I")
 
@@ -107,10 +106,6 @@ Frame = Meta | EngineFrame | SessionFrame | RowsFrame | MarksFrame | FillsFrame 
 _ENCODE = msgspec.msgpack.Encoder().encode
 _FRAME = msgspec.msgpack.Decoder(Frame)
 _META = msgspec.msgpack.Decoder(Meta)
-
-
-class Unusable(Exception):
-    """Why a checkpoint cannot be used (one line)."""
 
 
 @dataclass
@@ -276,7 +271,7 @@ class Checkpoints:
             return None
         if self.check == "quick":
             return self._load_quick(season, usable)
-        hashing = _PrefixHashes(self.log, sorted({offset for offset, _, _ in usable}))
+        hashing = PrefixHashes(self.log, sorted({offset for offset, _, _ in usable}))
         hashing.start()
         try:
             for offset, sha, path in usable:
@@ -414,135 +409,6 @@ def read(path: Path, season: Season) -> Restored:
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise Unusable(f"its state does not fit this season: {exc}") from None
     return Restored(meta, engine, views, requests, hasher=None)
-
-
-def ends(log: Path, offset: int) -> tuple[str, str]:
-    """SHA-256 of the log's first and of its last min(offset, WINDOW) bytes before
-    ``offset``: what a quick check compares (:data:`Meta.head_sha256`, ``tail_sha256``)."""
-    n = min(offset, WINDOW)
-    with open(log, "rb") as f:
-        head = f.read(n)
-        f.seek(offset - n)
-        tail = f.read(n)
-    if len(head) != n or len(tail) != n:
-        raise Unusable(f"the log has fewer than {offset} bytes")
-    return hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()
-
-
-class Behind(threading.Thread):
-    """The log's running SHA-256 after a quick check (module docstring): a thread hashes
-    the log's first ``offset`` bytes and compares them with the checkpoint's ``sha``, then
-    the bytes the host has fed since (the replayed rest, the batches appended: all already
-    in the file), and from then on the host's ``update`` hashes in place. ``on_mismatch``
-    (set by the session before ``start``) is called in the thread with one line."""
-
-    def __init__(self, log: Path, offset: int, sha: str, name: str) -> None:
-        super().__init__(name="arena-checkpoint-check", daemon=True)
-        self.log = log
-        self.offset = offset
-        self.sha = sha
-        self.checkpoint = name
-        self.on_mismatch: Callable[[str], None] = lambda why: None
-        self.mismatch: str | None = None
-        self._h = hashlib.sha256()
-        self._fed = 0  # bytes fed after offset, not yet hashed here
-        self._live = False  # caught up: update hashes in place
-        self._lock = threading.Lock()
-
-    @property
-    def ready(self) -> bool:
-        """The prefix matched and the hash has caught up with the log."""
-        return self._live
-
-    def update(self, data: bytes | memoryview) -> None:
-        with self._lock:
-            if self._live:
-                self._h.update(data)
-            else:
-                self._fed += len(data)
-
-    def hexdigest(self) -> str:
-        """The hash of the log so far (waits for the check); ValueError on a mismatch."""
-        self.join()
-        if self.mismatch is not None:
-            raise ValueError(self.mismatch)
-        with self._lock:
-            return self._h.hexdigest()
-
-    def run(self) -> None:
-        done = 0
-        buf = bytearray(HASH_CHUNK)
-        view = memoryview(buf)
-        try:
-            with open(self.log, "rb", buffering=0) as f:
-                while True:
-                    with self._lock:
-                        target = self.offset + self._fed
-                        if done == target and done >= self.offset:
-                            self._live = True
-                            return
-                    stop = self.offset if done < self.offset else target
-                    n = f.readinto(view[: min(HASH_CHUNK, stop - done)])
-                    if not n:
-                        raise OSError(f"the log ended at byte {done}")
-                    self._h.update(view[:n])
-                    done += n
-                    if done == self.offset and self._h.hexdigest() != self.sha:
-                        self._fail("the log's first bytes are not the ones it was made from")
-                        return
-        except OSError as exc:
-            self._fail(f"cannot hash the log: {exc}")
-
-    def _fail(self, why: str) -> None:
-        self.mismatch = (
-            f"checkpoint {self.checkpoint}, checked behind the start: {why}; this log's "
-            "checkpoints are removed, so the next start replays the whole log (the inputs "
-            "taken since this start are in the log; arena replay gives the season)"
-        )
-        self.on_mismatch(self.mismatch)
-
-
-class _PrefixHashes(threading.Thread):
-    """SHA-256 of the log's first N bytes for each N asked, in one pass, in a thread."""
-
-    def __init__(self, log: Path, offsets: list[int]) -> None:
-        super().__init__(name="arena-checkpoint-hash", daemon=True)
-        self.log = log
-        self.offsets = offsets
-        self.hashers: dict[int, Any] = {}
-        self.error: OSError | None = None
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        h = hashlib.sha256()
-        done = 0
-        buf = bytearray(HASH_CHUNK)
-        view = memoryview(buf)
-        try:
-            with open(self.log, "rb", buffering=0) as f:
-                for offset in self.offsets:
-                    while done < offset and not self._halt.is_set():
-                        n = f.readinto(view[: min(HASH_CHUNK, offset - done)])
-                        if not n:
-                            return
-                        h.update(view[:n])
-                        done += n
-                    if done < offset:
-                        return
-                    self.hashers[offset] = h.copy()
-        except OSError as exc:
-            self.error = exc
-
-    def at(self, offset: int) -> Any:
-        """The hash of the first ``offset`` bytes (waits for it); a hasher to go on with."""
-        self.join()
-        h = self.hashers.get(offset)
-        if h is None:
-            raise Unusable(f"cannot hash the log: {self.error}")
-        return h.copy()
-
-    def stop(self) -> None:
-        self._halt.set()
 
 
 def _remove(path: Path) -> None:

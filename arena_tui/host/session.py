@@ -32,8 +32,9 @@ from typing import IO, Any, cast
 
 import msgspec
 
-from arena_tui.host.checkpoint import FORMAT, Behind, Capture, Checkpoints, Meta, capture
+from arena_tui.host.checkpoint import FORMAT, Capture, Checkpoints, Meta, capture
 from arena_tui.host.metrics import Dials, now_s
+from arena_tui.host.prefix import Behind
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
 from arena_tui.logs.logfile import LogError, LogReader, first_line
@@ -82,6 +83,25 @@ class _Tick:
 
 _STOP = object()
 Item = _Request | _Tick | tuple[int, bytes, Line] | _Abort | object
+
+
+def stamp(item: Item, last_t: int | None, clock: Callable[[], int]) -> tuple[bytes, Line]:
+    """An input's line as logged: ``t = max(its time, the last t)`` (a request's time is
+    the wall clock's now), its bytes and its decoded line."""
+    last = last_t if last_t is not None else -(1 << 62)
+    if isinstance(item, _Request):
+        t = max(clock(), last)
+        raw = b'{"t":%d,"arena":%s}' % (t, _ENCODE(item.doc))
+        return raw, _LINE.decode(raw)
+    if isinstance(item, _Tick):
+        t = max(item.t, last)
+        return b'{"t":%d,"arena":{"type":"tick"}}' % t, tick(t)
+    assert isinstance(item, tuple)
+    t0, body, line = item
+    t = max(t0, last)
+    if line.t != t:
+        line = msgspec.structs.replace(line, t=t)
+    return b'{"t":%d,' % t + body, line
 
 
 class Session:
@@ -241,34 +261,18 @@ class Session:
             self._fail_pending(queue)
             raise
 
-    def _stamp(self, item: Item) -> tuple[bytes, Line]:
-        last = self.last_t if self.last_t is not None else -(1 << 62)
-        if isinstance(item, _Request):
-            t = max(self.clock(), last)
-            raw = b'{"t":%d,"arena":%s}' % (t, _ENCODE(item.doc))
-            line = _LINE.decode(raw)
-        elif isinstance(item, _Tick):
-            t = max(item.t, last)
-            raw = b'{"t":%d,"arena":{"type":"tick"}}' % t
-            line = tick(t)
-        else:
-            assert isinstance(item, tuple)
-            t0, body, line = item
-            t = max(t0, last)
-            raw = b'{"t":%d,' % t + body
-            if line.t != t:
-                line = msgspec.structs.replace(line, t=t)
-            if type(line.arena) is Gap:
-                self._gap(line.arena)
-        self.last_t = t
-        return raw, line
-
     async def _commit(self, batch: list[Item]) -> None:
         if self.engine.over:  # the season is over: only requests still get (their) answer
             batch = [b for b in batch if isinstance(b, _Request)]
         if not batch:
             return
-        stamped = [self._stamp(item) for item in batch]
+        stamped = []
+        for item in batch:
+            raw, line = stamp(item, self.last_t, self.clock)
+            self.last_t = line.t
+            if type(line.arena) is Gap:
+                self._gap(line.arena)
+            stamped.append((raw, line))
         f = self._f
         assert f is not None
         self.written += len(stamped)  # (before the bytes land: a watcher of the file waits

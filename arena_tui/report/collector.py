@@ -17,7 +17,7 @@ from arena_tui.logs.notes import note_in
 from arena_tui.report.runmodel import (
     CoinInfo,
     EntryInfo,
-    EntryMark,
+    EntryMarks,
     FundingRow,
     OrderRow,
     PerfFeeRow,
@@ -32,7 +32,9 @@ from arena_tui.report.runrows import (
     rejected_row,
     round_trips,
 )
+from arena_tui.run.fillrows import FillRows
 from arena_tui.run.stream import Run
+from arena_tui.util.introws import opt
 from engine import Engine, Line
 from engine import events as ev
 from engine.inputs import Order
@@ -55,10 +57,10 @@ class Collector:
         exit_of: Callable[[str], int | None] | None = None,
     ) -> None:
         """``engine`` None: a collector for a run to be built, which binds it (``bind``)."""
-        self.fills: list[tuple[ev.Fill, str]] = []
+        self.fills = FillRows()  # flat (run.fillrows)
         self.orders: dict[tuple[str, int], OrderLife] = {}
         self.order_rows: list[OrderRow | tuple[str, int]] = []  # rejected rows or keys
-        self.marks: list[EntryMark] = []
+        self.marks = EntryMarks()  # flat: the rows are made when read
         self.funding: list[FundingRow] = []
         self.perf: list[PerfFeeRow] = []
         self.minute = -1  # the minute whose prices were read last
@@ -89,8 +91,7 @@ class Collector:
         by_name = bt.by_name
 
         def exit_of(entry: str) -> int | None:
-            marks = by_name[entry].stats.marks
-            return marks[-1].exit_equity if marks else None
+            return by_name[entry].stats.marks.last_exit()
 
         infos = [
             EntryInfo(e.name, e.path.name or None, dict(e.params) if e.path.name else None)
@@ -143,7 +144,7 @@ class Collector:
             if kind is ev.MinuteMark:
                 self._mark(e)  # type: ignore[arg-type]
             elif kind is ev.Fill:
-                self.fills.append((e, entry))  # type: ignore[arg-type]
+                self.fills.append(e)  # type: ignore[arg-type]
                 o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
                 if o is not None:
                     o.filled += e.sz  # type: ignore[union-attr]
@@ -190,20 +191,20 @@ class Collector:
         acct = eng.account(m.entry)
         assert acct is not None  # it made a mark: it is registered
         exit_eq = self.exit_of(m.entry) if self.exit_of is not None else None
-        self.marks.append(
-            EntryMark(
-                m.entry,
+        self.marks.add(
+            m.entry,
+            (
                 m.t,
                 m.equity,
-                exit_eq,
+                opt(exit_eq),
                 m.peak,
                 m.drawdown,
                 m.mdd,
                 eng.exposure(m.entry),
                 tdiv(m.equity * eng.rules.position_cap_pct, 100),
                 len(acct.orders),
-                m.active,
-            )
+                int(m.active),
+            ),
         )
 
     def _prices(self, t: int) -> None:
@@ -229,7 +230,7 @@ class Collector:
         season = self.season
         rules = season.rules
         coin_of, by_key = self.coin_of, self.orders
-        fills = [fill_row(f, e, by_key.get((e, f.oid)), coin_of) for f, e in self.fills]
+        fills = [fill_row(f, f.entry, by_key.get((f.entry, f.oid)), coin_of) for f in self.fills]
         orders: list[OrderRow] = []
         for row in self.order_rows:
             orders.append(row if isinstance(row, OrderRow) else order_row(by_key[row], coin_of))
@@ -247,7 +248,7 @@ class Collector:
             coins=[CoinInfo(m.coin, m.asset, m.szDecimals) for m in season.markets],
             fills=fills,
             orders=orders,
-            marks=list(self.marks),
+            marks=self.marks,  # flat, as gathered (rundata.save writes it row by row)
             funding=list(self.funding),
             perf_fees=list(self.perf),
             coin_pnl=coin_pnl(season, names, fills, self.funding, self._mark_px),

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arena_tui.report.charts import drawdown_top, equity_scale, limit_in_view, pct_trunc
 from arena_tui.report.htmlverdict import pct_f, verdict_charts
 from arena_tui.report.rundata import CoinPnl, EntryMark, FillRow, OrderRow, RoundTrip, RunData
+from arena_tui.report.runmodel import EntryMarks
 from arena_tui.report.table import usd
 
 MAX_POINTS = 2000  # per drawn series (a 24 h run's 1440 minutes are all drawn)
@@ -95,7 +96,17 @@ def _series(ts: list[int], values: list[float | None], t0: int) -> Columns:
     return {"t": [(ts[i] - t0) // 1000 for i in keep], "v": [values[i] for i in keep]}
 
 
-def _marks(rows: list[EntryMark], t0: int) -> dict[str, Columns]:
+def marks_by_entry(marks: Sequence[EntryMark]) -> dict[str, Sequence[EntryMark]]:
+    """Each entry's marks in order (a flat store's own rows: nothing copied)."""
+    if isinstance(marks, EntryMarks):
+        return marks.by_entry()
+    by_entry: dict[str, list[EntryMark]] = defaultdict(list)
+    for m in marks:
+        by_entry[m.entry].append(m)
+    return dict(by_entry)
+
+
+def _marks(rows: Sequence[EntryMark], t0: int) -> dict[str, Columns]:
     ts = [m.t for m in rows]
     cap = [round(m.cap_used * 100 / m.equity, 4) if m.equity > 0 else None for m in rows]
     return {
@@ -181,7 +192,9 @@ def trip_cells(rt: RoundTrip) -> list[str]:
     ]
 
 
-def equity_scales(by_entry: dict[str, list[EntryMark]], starting: int) -> dict[str, list[float]]:
+def equity_scales(
+    by_entry: Mapping[str, Sequence[EntryMark]], starting: int
+) -> dict[str, list[float]]:
     """Each entry's own dollar range, [low, high], over its equity and exit value."""
     out: dict[str, list[float]] = {}
     for name, rows in by_entry.items():
@@ -193,7 +206,7 @@ def equity_scales(by_entry: dict[str, list[EntryMark]], starting: int) -> dict[s
 
 
 def drawdown_scale(
-    by_entry: dict[str, list[EntryMark]], names: list[str], limit_pct: int
+    by_entry: Mapping[str, Sequence[EntryMark]], names: list[str], limit_pct: int
 ) -> dict[str, Any]:
     """The drawdown chart's top (%), whether the limit is in view, and its title's two
     lines: the strategy's worst drawdown (the first entry's), and the deepest entry's when
@@ -231,9 +244,7 @@ def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
     def count(entry: str, coin: str) -> dict[str, int]:
         return counts.setdefault(entry, {}).setdefault(coin, dict.fromkeys(COUNTS, 0))
 
-    by_entry: dict[str, list[EntryMark]] = defaultdict(list)
-    for m in data.marks:
-        by_entry[m.entry].append(m)
+    by_entry = marks_by_entry(data.marks)
     fill_rows: dict[tuple[str, str], list[FillRow]] = defaultdict(list)
     for f in data.fills:
         fill_rows[(f.entry, f.coin)].append(f)

@@ -10,14 +10,17 @@ replays a run log with the same collector when the run's file is missing.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_tui.logs.notes import note_in
+from arena_tui.report.orderlives import OrderLives
 from arena_tui.report.runmodel import (
     CoinInfo,
     EntryInfo,
     EntryMarks,
+    FillRow,
     FundingRow,
     OrderRow,
     PerfFeeRow,
@@ -34,7 +37,7 @@ from arena_tui.report.runrows import (
 )
 from arena_tui.run.fillrows import FillRows
 from arena_tui.run.stream import Run
-from arena_tui.util.introws import opt
+from arena_tui.util.introws import Mapped, opt
 from engine import Engine, Line
 from engine import events as ev
 from engine.inputs import Order
@@ -58,8 +61,11 @@ class Collector:
     ) -> None:
         """``engine`` None: a collector for a run to be built, which binds it (``bind``)."""
         self.fills = FillRows()  # flat (run.fillrows)
-        self.orders: dict[tuple[str, int], OrderLife] = {}
-        self.order_rows: list[OrderRow | tuple[str, int]] = []  # rejected rows or keys
+        self.lives = OrderLives()  # every accepted order's life, flat
+        self.orders: dict[tuple[str, int], int] = {}  # (entry, oid) -> its life's row
+        self.rejected: list[OrderRow] = []
+        # the order rows in the order they came: a life's row, or ~ a rejected row's number
+        self.order_rows: array[int] = array("q")
         self.marks = EntryMarks()  # flat: the rows are made when read
         self.funding: list[FundingRow] = []
         self.perf: list[PerfFeeRow] = []
@@ -145,30 +151,28 @@ class Collector:
                 self._mark(e)  # type: ignore[arg-type]
             elif kind is ev.Fill:
                 self.fills.append(e)  # type: ignore[arg-type]
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.filled += e.sz  # type: ignore[union-attr]
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.filled(row, e.sz)  # type: ignore[union-attr]
             elif kind is ev.Accepted:
                 note = note_in(raw) if b'"note"' in raw else None
-                key = (entry, e.oid)  # type: ignore[union-attr]
-                self.orders[key] = OrderLife(e, note)  # type: ignore[arg-type]
-                self.order_rows.append(key)
+                row = self.lives.accepted(e, note)  # type: ignore[arg-type]
+                self.orders[(entry, e.oid)] = row  # type: ignore[union-attr]
+                self.order_rows.append(row)
             elif kind is ev.Rejected:
                 self._rejected(e, line)  # type: ignore[arg-type]
             elif kind is ev.Activated:
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.activated_t = e.t
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.activated(row, e.t)
             elif kind is ev.CancelPending:
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.cancel_t = e.t
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.cancel_pending(row, e.t)
             elif kind is ev.Closed:
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.closed_t = e.t
-                    o.close_reason = str(e.reason)  # type: ignore[union-attr]
-                    o.filled = e.filled  # type: ignore[union-attr]
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.closed(row, e.t, str(e.reason), e.filled)  # type: ignore[union-attr]
             elif kind is ev.FundingPaid:
                 coin = self.coin_of.get(e.asset, str(e.asset))  # type: ignore[union-attr]
                 self.funding.append(FundingRow(entry, e.t, coin, e.payment))  # type: ignore[union-attr]
@@ -181,7 +185,8 @@ class Collector:
         o = line.arena
         if not isinstance(o, Order):
             return
-        self.order_rows.append(rejected_row(e, o, self.coin_of))
+        self.order_rows.append(~len(self.rejected))
+        self.rejected.append(rejected_row(e, o, self.coin_of))
 
     def _mark(self, m: ev.MinuteMark) -> None:
         eng = self.engine
@@ -229,11 +234,20 @@ class Collector:
         """The run as gathered so far (after the pass: all of it)."""
         season = self.season
         rules = season.rules
-        coin_of, by_key = self.coin_of, self.orders
-        fills = [fill_row(f, f.entry, by_key.get((f.entry, f.oid)), coin_of) for f in self.fills]
-        orders: list[OrderRow] = []
-        for row in self.order_rows:
-            orders.append(row if isinstance(row, OrderRow) else order_row(by_key[row], coin_of))
+        coin_of, by_key, lives, rejected = self.coin_of, self.orders, self.lives, self.rejected
+
+        def note_of(f: ev.Fill) -> OrderLife | None:
+            row = by_key.get((f.entry, f.oid))
+            return None if row is None else lives.life(row)
+
+        # made from the flat stores as they are read (rundata.save, report.html): never all
+        fills: Sequence[FillRow] = Mapped(
+            self.fills, lambda f: fill_row(f, f.entry, note_of(f), coin_of)
+        )
+        orders: Sequence[OrderRow] = Mapped(
+            self.order_rows,
+            lambda k: rejected[~k] if k < 0 else order_row(lives.life(k), coin_of),
+        )
         names = list(self.infos)
         return RunData(
             season=season.id,

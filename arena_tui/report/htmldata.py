@@ -29,6 +29,7 @@ from arena_tui.report.htmlverdict import pct_f, verdict_charts
 from arena_tui.report.rundata import CoinPnl, EntryMark, FillRow, OrderRow, RoundTrip, RunData
 from arena_tui.report.runmodel import EntryMarks
 from arena_tui.report.table import usd
+from arena_tui.util.introws import Picked
 
 MAX_POINTS = 2000  # per drawn series (a 24 h run's 1440 minutes are all drawn)
 MAX_MARKERS = 3000  # fills, or orders' lives, of one entry on one coin
@@ -136,7 +137,7 @@ def _prices(data: RunData, t0: int) -> dict[str, Columns]:
     return out
 
 
-def _fills(rows: list[FillRow], t0: int) -> Columns:
+def _fills(rows: Sequence[FillRow], t0: int) -> Columns:
     keep = spread(len(rows))
     return {
         "t": [_secs(rows[i].t, t0) for i in keep],
@@ -147,7 +148,7 @@ def _fills(rows: list[FillRow], t0: int) -> Columns:
     }
 
 
-def _orders(rows: list[OrderRow], t0: int, end: int) -> Columns:
+def _orders(rows: Sequence[OrderRow], t0: int, end: int) -> Columns:
     """Each order's life; the page writes its hover text from these (``end``: how it
     closed, "" while still open at the end)."""
     keep = spread(len(rows))
@@ -245,18 +246,25 @@ def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
         return counts.setdefault(entry, {}).setdefault(coin, dict.fromkeys(COUNTS, 0))
 
     by_entry = marks_by_entry(data.marks)
-    fill_rows: dict[tuple[str, str], list[FillRow]] = defaultdict(list)
-    for f in data.fills:
-        fill_rows[(f.entry, f.coin)].append(f)
+    fill_rows: dict[tuple[str, str], Picked[FillRow]] = {}
+    for i, f in enumerate(data.fills):  # each entry's and coin's rows: their numbers only
+        key = (f.entry, f.coin)
+        rows = fill_rows.get(key)
+        if rows is None:
+            rows = fill_rows[key] = Picked(data.fills)
+        rows.add(i)
     fills: dict[str, dict[str, Columns]] = defaultdict(dict)
     for (entry, coin), frows in fill_rows.items():
         fills[entry][coin] = drawn = _fills(frows, t0)
         count(entry, coin).update(fills=len(frows), fills_drawn=len(drawn["t"]))
-    order_rows: dict[tuple[str, str], list[OrderRow]] = defaultdict(list)
+    order_rows: dict[tuple[str, str], Picked[OrderRow]] = {}
     rejections: dict[str, dict[str, Columns]] = defaultdict(dict)
-    for o in data.orders:
+    for i, o in enumerate(data.orders):
         if o.status != "rejected":
-            order_rows[(o.entry, o.coin)].append(o)
+            got = order_rows.get((o.entry, o.coin))
+            if got is None:
+                got = order_rows[(o.entry, o.coin)] = Picked(data.orders)
+            got.add(i)
             continue
         r = rejections[o.entry].setdefault(o.coin, {"t": [], "px": [], "why": []})
         r["t"].append(_secs(o.received_t, t0))

@@ -253,8 +253,8 @@ class RunData(msgspec.Struct):
     max_open_orders: int
     entries: list[EntryInfo]
     coins: list[CoinInfo]
-    fills: list[FillRow]
-    orders: list[OrderRow]
+    fills: Sequence[FillRow]  # lists when read from a file; made as read when gathered
+    orders: Sequence[OrderRow]
     marks: Sequence[EntryMark]  # a list when read from a file; EntryMarks when gathered
     funding: list[FundingRow]
     perf_fees: list[PerfFeeRow]

@@ -51,6 +51,18 @@ class IntRows(Sequence[T], Generic[T]):
             self._data.extend(fields)
         self._n += 1
 
+    def field(self, row: int, col: int) -> int:
+        """Field ``col`` of row ``row`` (0 <= row < len)."""
+        return self._data[row * self._width + col]
+
+    def set(self, row: int, col: int, value: int) -> None:
+        """Field ``col`` of row ``row`` becomes ``value`` (rows that change as they live)."""
+        try:
+            self._data[row * self._width + col] = value
+        except OverflowError:
+            self._data = list(self._data)
+            self._data[row * self._width + col] = value
+
     def __len__(self) -> int:
         return self._n
 
@@ -94,3 +106,75 @@ class IntRows(Sequence[T], Generic[T]):
         if isinstance(data, array):
             return data.itemsize * len(data)
         return sum(v.__sizeof__() + 8 for v in data)
+
+
+S = TypeVar("S")
+
+
+class Mapped(Sequence[T], Generic[S, T]):
+    """``source`` with ``fn`` applied to each item as it is read (nothing kept): a run's
+    rows made from its flat store only when a reader comes to them."""
+
+    __slots__ = ("_fn", "_source")
+
+    def __init__(self, source: Sequence[S], fn: Callable[[S], T]) -> None:
+        self._source = source
+        self._fn = fn
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self._fn(self._source[j]) for j in range(*i.indices(len(self)))]
+        return self._fn(self._source[i])
+
+    def __iter__(self) -> Iterator[T]:
+        fn = self._fn
+        for item in self._source:
+            yield fn(item)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Picked(Sequence[T]):
+    """The items of ``source`` at ``rows`` (in that order), read through it."""
+
+    __slots__ = ("_rows", "_source")
+
+    def __init__(self, source: Sequence[T]) -> None:
+        self._source = source
+        self._rows: array[int] = array("q")
+
+    def add(self, row: int) -> None:
+        self._rows.append(row)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self._source[j] for j in self._rows[i]]
+        return self._source[self._rows[i]]
+
+    def __iter__(self) -> Iterator[T]:
+        source = self._source
+        for j in self._rows:
+            yield source[j]

@@ -10,14 +10,17 @@ replays a run log with the same collector when the run's file is missing.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_tui.logs.notes import note_in
+from arena_tui.report.orderlives import OrderLives
 from arena_tui.report.runmodel import (
     CoinInfo,
     EntryInfo,
-    EntryMark,
+    EntryMarks,
+    FillRow,
     FundingRow,
     OrderRow,
     PerfFeeRow,
@@ -32,7 +35,9 @@ from arena_tui.report.runrows import (
     rejected_row,
     round_trips,
 )
+from arena_tui.run.fillrows import FillRows
 from arena_tui.run.stream import Run
+from arena_tui.util.introws import Mapped, opt
 from engine import Engine, Line
 from engine import events as ev
 from engine.inputs import Order
@@ -55,10 +60,13 @@ class Collector:
         exit_of: Callable[[str], int | None] | None = None,
     ) -> None:
         """``engine`` None: a collector for a run to be built, which binds it (``bind``)."""
-        self.fills: list[tuple[ev.Fill, str]] = []
-        self.orders: dict[tuple[str, int], OrderLife] = {}
-        self.order_rows: list[OrderRow | tuple[str, int]] = []  # rejected rows or keys
-        self.marks: list[EntryMark] = []
+        self.fills = FillRows()  # flat (run.fillrows)
+        self.lives = OrderLives()  # every accepted order's life, flat
+        self.orders: dict[tuple[str, int], int] = {}  # (entry, oid) -> its life's row
+        self.rejected: list[OrderRow] = []
+        # the order rows in the order they came: a life's row, or ~ a rejected row's number
+        self.order_rows: array[int] = array("q")
+        self.marks = EntryMarks()  # flat: the rows are made when read
         self.funding: list[FundingRow] = []
         self.perf: list[PerfFeeRow] = []
         self.minute = -1  # the minute whose prices were read last
@@ -89,8 +97,7 @@ class Collector:
         by_name = bt.by_name
 
         def exit_of(entry: str) -> int | None:
-            marks = by_name[entry].stats.marks
-            return marks[-1].exit_equity if marks else None
+            return by_name[entry].stats.marks.last_exit()
 
         infos = [
             EntryInfo(e.name, e.path.name or None, dict(e.params) if e.path.name else None)
@@ -143,31 +150,29 @@ class Collector:
             if kind is ev.MinuteMark:
                 self._mark(e)  # type: ignore[arg-type]
             elif kind is ev.Fill:
-                self.fills.append((e, entry))  # type: ignore[arg-type]
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.filled += e.sz  # type: ignore[union-attr]
+                self.fills.append(e)  # type: ignore[arg-type]
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.filled(row, e.sz)  # type: ignore[union-attr]
             elif kind is ev.Accepted:
                 note = note_in(raw) if b'"note"' in raw else None
-                key = (entry, e.oid)  # type: ignore[union-attr]
-                self.orders[key] = OrderLife(e, note)  # type: ignore[arg-type]
-                self.order_rows.append(key)
+                row = self.lives.accepted(e, note)  # type: ignore[arg-type]
+                self.orders[(entry, e.oid)] = row  # type: ignore[union-attr]
+                self.order_rows.append(row)
             elif kind is ev.Rejected:
                 self._rejected(e, line)  # type: ignore[arg-type]
             elif kind is ev.Activated:
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.activated_t = e.t
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.activated(row, e.t)
             elif kind is ev.CancelPending:
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.cancel_t = e.t
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.cancel_pending(row, e.t)
             elif kind is ev.Closed:
-                o = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
-                if o is not None:
-                    o.closed_t = e.t
-                    o.close_reason = str(e.reason)  # type: ignore[union-attr]
-                    o.filled = e.filled  # type: ignore[union-attr]
+                row = self.orders.get((entry, e.oid))  # type: ignore[union-attr]
+                if row is not None:
+                    self.lives.closed(row, e.t, str(e.reason), e.filled)  # type: ignore[union-attr]
             elif kind is ev.FundingPaid:
                 coin = self.coin_of.get(e.asset, str(e.asset))  # type: ignore[union-attr]
                 self.funding.append(FundingRow(entry, e.t, coin, e.payment))  # type: ignore[union-attr]
@@ -180,7 +185,8 @@ class Collector:
         o = line.arena
         if not isinstance(o, Order):
             return
-        self.order_rows.append(rejected_row(e, o, self.coin_of))
+        self.order_rows.append(~len(self.rejected))
+        self.rejected.append(rejected_row(e, o, self.coin_of))
 
     def _mark(self, m: ev.MinuteMark) -> None:
         eng = self.engine
@@ -190,20 +196,20 @@ class Collector:
         acct = eng.account(m.entry)
         assert acct is not None  # it made a mark: it is registered
         exit_eq = self.exit_of(m.entry) if self.exit_of is not None else None
-        self.marks.append(
-            EntryMark(
-                m.entry,
+        self.marks.add(
+            m.entry,
+            (
                 m.t,
                 m.equity,
-                exit_eq,
+                opt(exit_eq),
                 m.peak,
                 m.drawdown,
                 m.mdd,
                 eng.exposure(m.entry),
                 tdiv(m.equity * eng.rules.position_cap_pct, 100),
                 len(acct.orders),
-                m.active,
-            )
+                int(m.active),
+            ),
         )
 
     def _prices(self, t: int) -> None:
@@ -228,11 +234,20 @@ class Collector:
         """The run as gathered so far (after the pass: all of it)."""
         season = self.season
         rules = season.rules
-        coin_of, by_key = self.coin_of, self.orders
-        fills = [fill_row(f, e, by_key.get((e, f.oid)), coin_of) for f, e in self.fills]
-        orders: list[OrderRow] = []
-        for row in self.order_rows:
-            orders.append(row if isinstance(row, OrderRow) else order_row(by_key[row], coin_of))
+        coin_of, by_key, lives, rejected = self.coin_of, self.orders, self.lives, self.rejected
+
+        def note_of(f: ev.Fill) -> OrderLife | None:
+            row = by_key.get((f.entry, f.oid))
+            return None if row is None else lives.life(row)
+
+        # made from the flat stores as they are read (rundata.save, report.html): never all
+        fills: Sequence[FillRow] = Mapped(
+            self.fills, lambda f: fill_row(f, f.entry, note_of(f), coin_of)
+        )
+        orders: Sequence[OrderRow] = Mapped(
+            self.order_rows,
+            lambda k: rejected[~k] if k < 0 else order_row(lives.life(k), coin_of),
+        )
         names = list(self.infos)
         return RunData(
             season=season.id,
@@ -247,7 +262,7 @@ class Collector:
             coins=[CoinInfo(m.coin, m.asset, m.szDecimals) for m in season.markets],
             fills=fills,
             orders=orders,
-            marks=list(self.marks),
+            marks=self.marks,  # flat, as gathered (rundata.save writes it row by row)
             funding=list(self.funding),
             perf_fees=list(self.perf),
             coin_pnl=coin_pnl(season, names, fills, self.funding, self._mark_px),

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arena_tui.report.charts import drawdown_top, equity_scale, limit_in_view, pct_trunc
 from arena_tui.report.htmlverdict import pct_f, verdict_charts
 from arena_tui.report.rundata import CoinPnl, EntryMark, FillRow, OrderRow, RoundTrip, RunData
+from arena_tui.report.runmodel import EntryMarks
 from arena_tui.report.table import usd
+from arena_tui.util.introws import Picked
 
 MAX_POINTS = 2000  # per drawn series (a 24 h run's 1440 minutes are all drawn)
 MAX_MARKERS = 3000  # fills, or orders' lives, of one entry on one coin
@@ -95,7 +97,17 @@ def _series(ts: list[int], values: list[float | None], t0: int) -> Columns:
     return {"t": [(ts[i] - t0) // 1000 for i in keep], "v": [values[i] for i in keep]}
 
 
-def _marks(rows: list[EntryMark], t0: int) -> dict[str, Columns]:
+def marks_by_entry(marks: Sequence[EntryMark]) -> dict[str, Sequence[EntryMark]]:
+    """Each entry's marks in order (a flat store's own rows: nothing copied)."""
+    if isinstance(marks, EntryMarks):
+        return marks.by_entry()
+    by_entry: dict[str, list[EntryMark]] = defaultdict(list)
+    for m in marks:
+        by_entry[m.entry].append(m)
+    return dict(by_entry)
+
+
+def _marks(rows: Sequence[EntryMark], t0: int) -> dict[str, Columns]:
     ts = [m.t for m in rows]
     cap = [round(m.cap_used * 100 / m.equity, 4) if m.equity > 0 else None for m in rows]
     return {
@@ -125,7 +137,7 @@ def _prices(data: RunData, t0: int) -> dict[str, Columns]:
     return out
 
 
-def _fills(rows: list[FillRow], t0: int) -> Columns:
+def _fills(rows: Sequence[FillRow], t0: int) -> Columns:
     keep = spread(len(rows))
     return {
         "t": [_secs(rows[i].t, t0) for i in keep],
@@ -136,7 +148,7 @@ def _fills(rows: list[FillRow], t0: int) -> Columns:
     }
 
 
-def _orders(rows: list[OrderRow], t0: int, end: int) -> Columns:
+def _orders(rows: Sequence[OrderRow], t0: int, end: int) -> Columns:
     """Each order's life; the page writes its hover text from these (``end``: how it
     closed, "" while still open at the end)."""
     keep = spread(len(rows))
@@ -181,7 +193,9 @@ def trip_cells(rt: RoundTrip) -> list[str]:
     ]
 
 
-def equity_scales(by_entry: dict[str, list[EntryMark]], starting: int) -> dict[str, list[float]]:
+def equity_scales(
+    by_entry: Mapping[str, Sequence[EntryMark]], starting: int
+) -> dict[str, list[float]]:
     """Each entry's own dollar range, [low, high], over its equity and exit value."""
     out: dict[str, list[float]] = {}
     for name, rows in by_entry.items():
@@ -193,7 +207,7 @@ def equity_scales(by_entry: dict[str, list[EntryMark]], starting: int) -> dict[s
 
 
 def drawdown_scale(
-    by_entry: dict[str, list[EntryMark]], names: list[str], limit_pct: int
+    by_entry: Mapping[str, Sequence[EntryMark]], names: list[str], limit_pct: int
 ) -> dict[str, Any]:
     """The drawdown chart's top (%), whether the limit is in view, and its title's two
     lines: the strategy's worst drawdown (the first entry's), and the deepest entry's when
@@ -231,21 +245,26 @@ def page_data(data: RunData, doc: dict[str, Any]) -> dict[str, Any]:
     def count(entry: str, coin: str) -> dict[str, int]:
         return counts.setdefault(entry, {}).setdefault(coin, dict.fromkeys(COUNTS, 0))
 
-    by_entry: dict[str, list[EntryMark]] = defaultdict(list)
-    for m in data.marks:
-        by_entry[m.entry].append(m)
-    fill_rows: dict[tuple[str, str], list[FillRow]] = defaultdict(list)
-    for f in data.fills:
-        fill_rows[(f.entry, f.coin)].append(f)
+    by_entry = marks_by_entry(data.marks)
+    fill_rows: dict[tuple[str, str], Picked[FillRow]] = {}
+    for i, f in enumerate(data.fills):  # each entry's and coin's rows: their numbers only
+        key = (f.entry, f.coin)
+        rows = fill_rows.get(key)
+        if rows is None:
+            rows = fill_rows[key] = Picked(data.fills)
+        rows.add(i)
     fills: dict[str, dict[str, Columns]] = defaultdict(dict)
     for (entry, coin), frows in fill_rows.items():
         fills[entry][coin] = drawn = _fills(frows, t0)
         count(entry, coin).update(fills=len(frows), fills_drawn=len(drawn["t"]))
-    order_rows: dict[tuple[str, str], list[OrderRow]] = defaultdict(list)
+    order_rows: dict[tuple[str, str], Picked[OrderRow]] = {}
     rejections: dict[str, dict[str, Columns]] = defaultdict(dict)
-    for o in data.orders:
+    for i, o in enumerate(data.orders):
         if o.status != "rejected":
-            order_rows[(o.entry, o.coin)].append(o)
+            got = order_rows.get((o.entry, o.coin))
+            if got is None:
+                got = order_rows[(o.entry, o.coin)] = Picked(data.orders)
+            got.add(i)
             continue
         r = rejections[o.entry].setdefault(o.coin, {"t": [], "px": [], "why": []})
         r["t"].append(_secs(o.received_t, t0))

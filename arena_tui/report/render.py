@@ -22,6 +22,7 @@ a run, whether it was a backtest, a paper run or a log replayed.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ FILLS_FILE = "fills.jsonl"  # every fill with its quote and note, in run order
 GAP_PCT = 1  # exit value this far below (or above) mark equity: the book cannot absorb it
 
 
-def exit_gap(marks: list[MarkRow]) -> dict[str, Any] | None:
+def exit_gap(marks: Sequence[MarkRow]) -> dict[str, Any] | None:
     """How far exit-value equity came from mark equity: the worst mark, and the marks where
     the gap exceeded GAP_PCT of equity (a position the displayed book cannot absorb)."""
     worst: tuple[int, MarkRow] | None = None

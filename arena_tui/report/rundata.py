@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +79,50 @@ _ENC = msgspec.msgpack.Encoder()
 _DEC = msgspec.msgpack.Decoder(RunData)
 
 
+_CHUNK = 4096  # rows encoded at a time when a list is written row by row
+
+
+def _array_header(n: int) -> bytes:
+    """The MessagePack header of an array of ``n`` items (as msgspec writes it)."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+def _map_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x80 | n,))
+    if n < 1 << 16:
+        return b"\xde" + n.to_bytes(2, "big")
+    return b"\xdf" + n.to_bytes(4, "big")
+
+
+def encoded(data: RunData) -> Iterator[bytes]:
+    """``data`` as MessagePack, in pieces: the bytes of ``msgspec.msgpack.encode(data)``,
+    with each list field's rows encoded a chunk at a time (a run's marks are read from
+    their flat store as they are written, never all made at once)."""
+    fields = data.__struct_fields__
+    yield _map_header(len(fields))
+    for name in fields:
+        yield _ENC.encode(name)
+        value = getattr(data, name)
+        if isinstance(value, list) or not isinstance(value, Sequence) or isinstance(value, str):
+            yield _ENC.encode(value)
+            continue
+        n = len(value)
+        yield _array_header(n)
+        for i in range(0, n, _CHUNK):
+            yield _ENC.encode(value[i : i + _CHUNK])[len(_array_header(min(_CHUNK, n - i))) :]
+
+
 def save(data: RunData, run_dir: Path) -> Path:
-    """``rundata.msgpack`` in ``run_dir``; its path."""
+    """``rundata.msgpack`` in ``run_dir`` (written piece by piece: ``encoded``); its path."""
     path = run_dir / RUNDATA_FILE
-    path.write_bytes(_ENC.encode(data))
+    with path.open("wb") as f:
+        for piece in encoded(data):
+            f.write(piece)
     return path
 
 

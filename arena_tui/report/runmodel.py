@@ -10,9 +10,13 @@ throughout (money e6, prices and sizes e8, ratios e8, times ms): presentation co
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
+
+from arena_tui.util.introws import IntRows, opt, unopt
 
 FORMAT = 1  # bumped when a field changes meaning; load re-derives an older file
 
@@ -105,6 +109,73 @@ class EntryMark(msgspec.Struct, frozen=True, array_like=True):
     active: bool
 
 
+class EntryMarks(Sequence[EntryMark]):
+    """The marks of a run in the order they came, kept flat (``util.introws``, 80 bytes a
+    mark, not a struct): a reader sees a sequence of :class:`EntryMark`; ``by_entry``
+    gives each entry's own, in order, without copying them."""
+
+    __slots__ = ("_at", "_entry", "_idx", "_rows")
+
+    def __init__(self, rows: Sequence[EntryMark] = ()) -> None:
+        self._idx: dict[str, int] = {}
+        self._rows: list[IntRows[EntryMark]] = []
+        self._entry: array[int] = array("i")  # each mark's entry, as an index of _rows
+        self._at: array[int] = array("q")  # each mark's row in its entry's rows
+        for m in rows:
+            self.append(m)
+
+    def append(self, m: EntryMark) -> None:
+        self.add(
+            m.entry,
+            (m.t, m.equity, opt(m.exit_equity), m.peak, m.drawdown, m.mdd, m.cap_used, m.cap,
+             m.open_orders, int(m.active)),
+        )  # fmt: skip
+
+    def add(self, entry: str, fields: Sequence[int]) -> None:
+        """One mark of ``entry``: its fields after the entry, in order (``opt`` for a None,
+        0 or 1 for ``active``)."""
+        k = self._idx.get(entry)
+        if k is None:
+            k = self._idx[entry] = len(self._rows)
+            self._rows.append(IntRows(10, _entry_mark(entry)))
+        rows = self._rows[k]
+        self._entry.append(k)
+        self._at.append(len(rows))
+        rows.add(fields)
+
+    def by_entry(self) -> dict[str, Sequence[EntryMark]]:
+        """Each entry's marks in order, the entries in the order of their first mark."""
+        return {name: self._rows[k] for name, k in self._idx.items()}
+
+    def __len__(self) -> int:
+        return len(self._entry)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._rows[self._entry[i]][self._at[i]]
+
+    def __iter__(self) -> Iterator[EntryMark]:
+        its = [iter(rows) for rows in self._rows]
+        for k in self._entry:
+            yield next(its[k])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _entry_mark(entry: str) -> Any:
+    def make(f: Sequence[int]) -> EntryMark:
+        return EntryMark(entry, f[0], f[1], unopt(f[2]), f[3], f[4], f[5], f[6], f[7], f[8],
+                         bool(f[9]))  # fmt: skip
+
+    return make
+
+
 class FundingRow(msgspec.Struct, frozen=True, array_like=True):
     """One funding payment (paid; negative: received), e6."""
 
@@ -182,9 +253,9 @@ class RunData(msgspec.Struct):
     max_open_orders: int
     entries: list[EntryInfo]
     coins: list[CoinInfo]
-    fills: list[FillRow]
-    orders: list[OrderRow]
-    marks: list[EntryMark]
+    fills: Sequence[FillRow]  # lists when read from a file; made as read when gathered
+    orders: Sequence[OrderRow]
+    marks: Sequence[EntryMark]  # a list when read from a file; EntryMarks when gathered
     funding: list[FundingRow]
     perf_fees: list[PerfFeeRow]
     coin_pnl: list[CoinPnl]

@@ -14,7 +14,7 @@ last mark.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_tui.report.runmodel import CoinPnl, FillRow, FundingRow, OrderRow, RoundTrip
@@ -54,7 +54,7 @@ class _Trip:
 def coin_pnl(
     season: Season,
     names: list[str],
-    fills: list[FillRow],
+    fills: Sequence[FillRow],
     funding: list[FundingRow],
     mark_px: Callable[[str], int | None],
 ) -> list[CoinPnl]:
@@ -85,7 +85,7 @@ def coin_pnl(
 
 
 def round_trips(
-    names: list[str], fills: list[FillRow], mark_px: Callable[[str], int | None]
+    names: list[str], fills: Sequence[FillRow], mark_px: Callable[[str], int | None]
 ) -> list[RoundTrip]:
     """The round trips of ``fills`` (see the module docstring), entries in ``names``'
     order; a trip open at the end valued at ``mark_px``."""

@@ -103,6 +103,9 @@ class Backtest:
         self.applying: dict[str, Any] | None = None
         self.raw = b""  # the bytes of the input being applied (for the subscribers)
         self.ledger = Ledger()
+        for e in self.entrants:  # an entry's fills are read from the ledger's flat store
+            if not e.stats.fills:
+                e.stats.fills = self.ledger.fills.of(e.name)
         self.notes = self.ledger.notes  # the orders' notes so far (a viewer shows a fill's)
         self.subscribers: tuple[Subscriber, ...] = (self.ledger, *subscribers)
         self.gate = gate_of(subscribers)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from arena_tui.run.fillrows import FillRows
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.quotes import OrderNotes
 from arena_tui.run.replay import ReplayResult, fill_line, ranking_rows
@@ -31,7 +32,7 @@ class Ledger:
     def __init__(self) -> None:
         self.sha = hashlib.sha256()
         self.count = 0
-        self.fills: list[ev.Fill] = []
+        self.fills = FillRows()  # flat (run.fillrows): each read back as an ev.Fill
         self.notes = OrderNotes()
         self.run: Run | None = None
 

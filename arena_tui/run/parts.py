@@ -105,7 +105,7 @@ class BacktestResult:
     inputs: int  # log inputs read
     own_inputs: int  # registrations, orders and cancels the strategies sent
     dropped: int  # strategy inputs stamped after the last log input (never applied)
-    fill_events: list[ev.Fill] = field(default_factory=list)  # every fill, in run order
+    fill_events: Sequence[ev.Fill] = field(default_factory=list)  # every fill, in run order
     notes: OrderNotes = field(default_factory=OrderNotes)  # the notes of the orders filled
 
 

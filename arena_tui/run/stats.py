@@ -10,9 +10,12 @@ computed by ``exit_equity`` from the engine's positions and the latest books.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from arena_tui.run.fillrows import EntryFills
+from arena_tui.util.introws import IntRows, opt, unopt
 from engine import events as ev
 from engine.units import DAY_MS, notional, tdiv
 
@@ -34,9 +37,33 @@ class MarkRow:
     exit_equity: int | None
 
 
+def _mark_row(f: Sequence[int]) -> MarkRow:
+    return MarkRow(f[0], f[1], f[2], f[3], f[4], bool(f[5]), unopt(f[6]))
+
+
+class MarkRows(IntRows[MarkRow]):
+    """An entry's minute marks, kept flat (``util.introws``): 56 bytes a mark, not an
+    object; read back as :class:`MarkRow`."""
+
+    __slots__ = ()
+
+    def __init__(self, rows: Iterable[MarkRow] = ()) -> None:
+        super().__init__(7, _mark_row)
+        for row in rows:
+            self.append(row)
+
+    def append(self, m: MarkRow) -> None:
+        self.add((m.t, m.equity, m.peak, m.drawdown, m.mdd, int(m.active), opt(m.exit_equity)))
+
+    def last_exit(self) -> int | None:
+        """The last mark's exit-value equity (None: no mark, or not computed)."""
+        return self[-1].exit_equity if self else None
+
+
 @dataclass
 class EntryStats:
-    fills: list[ev.Fill] = field(default_factory=list)
+    # a list, or (a backtest's entrant) the entry's fills in the run's flat store
+    fills: list[ev.Fill] | EntryFills = field(default_factory=list)
     taker_fills: int = 0
     maker_fills: int = 0
     venue_fees: int = 0
@@ -46,7 +73,7 @@ class EntryStats:
     orders_accepted: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
     closes: Counter[str] = field(default_factory=Counter)
-    marks: list[MarkRow] = field(default_factory=list)
+    marks: MarkRows = field(default_factory=MarkRows)
     paused_at: int | None = None
     # False: the marks are counted, not kept (a reader that needs only how many, like the
     # twins' pass: a hundred entries' every minute would grow with the days)
@@ -56,7 +83,8 @@ class EntryStats:
 
     def event(self, e: ev.AnyEvent) -> None:
         if isinstance(e, ev.Fill):
-            self.fills.append(e)
+            if isinstance(self.fills, list):  # else the run's store has it (run.ledger)
+                self.fills.append(e)
             if e.taker:
                 self.taker_fills += 1
             else:
@@ -81,8 +109,9 @@ class EntryStats:
         if m.active:
             self.active_marks += 1
         if self.keep_marks:
-            row = MarkRow(m.t, m.equity, m.peak, m.drawdown, m.mdd, m.active, exit_equity)
-            self.marks.append(row)
+            self.marks.add(
+                (m.t, m.equity, m.peak, m.drawdown, m.mdd, int(m.active), opt(exit_equity))
+            )
 
     @property
     def fill_days(self) -> int:

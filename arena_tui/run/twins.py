@@ -63,7 +63,7 @@ class TwinRun:
     rows: list[dict[str, Any]]  # the engine's ranking rows of the twins, in twin order
     books: list[TwinBook]
     plans: list[list[Placed]]  # where each twin's trips were laid
-    fill_events: list[list[ev.Fill]]  # per twin, in order
+    fill_events: list[Sequence[ev.Fill]]  # per twin, in order
     fills: list[int]  # per twin
     fees: list[int]  # per twin: venue + execution fees, e6
     active: list[int]  # per twin: active marks

@@ -84,7 +84,7 @@ def test_done_when_replay_register_agent_scores_and_replay_agree(tmp_path: Path)
     log = tmp_path / "host" / "season.jsonl"
     proc, info = start_host(
         *("--season", str(season), "--log", str(log), "--replay", str(SYNTH)),
-        *("--speed", "600", "--public-limit", "off"),  # (it polls the scores)
+        *("--speed", "600", "--public-limit", "off", "--public-total", "off"),  # (it polls)
     )
     try:
         done = arena("register", "alice", "--log", str(log))

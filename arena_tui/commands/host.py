@@ -185,9 +185,10 @@ def host_command(
             help="Public requests all clients together may make in any SECONDS (GET "
             "/healthz and /metrics apart); over it: 429 with Retry-After. However many "
             "readers come, the event loop the orders share spends a bounded part of its "
-            "time on them. Default 200/1; behind a caching proxy, raise it or turn it off.",
+            "time on them. Default 50/1 (about 20 season pages at once); behind a caching "
+            "proxy, raise it or turn it off.",
         ),
-    ] = "200/1",
+    ] = "50/1",
     log_rate: Annotated[
         float,
         typer.Option(
@@ -309,7 +310,7 @@ def parse_every(text: str) -> int | None:
 
 
 def reader_options(
-    limits: list[str], proxies: list[str], log_rate: float, total: str = "200/1"
+    limits: list[str], proxies: list[str], log_rate: float, total: str = "50/1"
 ) -> ReaderOptions:
     """The public side's options, or a one-line error naming the option."""
     try:

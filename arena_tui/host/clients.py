@@ -46,7 +46,7 @@ PUBLIC_PATHS = (  # the host's paths that take no key (the dials' two included)
 DEFAULT_LIMIT = (20, 10_000)  # requests per window (ms), each public endpoint, each client
 DEFAULT_LOG_LIMIT = (10, 10_000)  # GET /v1/log's
 DEFAULT_LOG_RATE = 50_000_000  # bytes/s of log bodies, all readers together
-DEFAULT_TOTAL = (200, 1_000)  # public requests per window (ms), all clients together
+DEFAULT_TOTAL = (50, 1_000)  # public requests per window (ms), all clients together
 UNBUDGETED = ("/healthz", "/metrics")  # the operator's probes: never refused for the crowd
 _LIMIT = re.compile(r"(?:(/[^=\s]*)=)?(?:(off)|(\d{1,6})/(\d{1,5})s?)")
 
@@ -104,7 +104,7 @@ def parse_total(text: str) -> Limit:
     """``--public-total``: ``N/SECONDS`` (all clients together) or ``off``."""
     m = _LIMIT.fullmatch(text.strip())
     if m is None or m.group(1) is not None:
-        raise LimitError(f"{text!r}: want N/SECONDS or off (e.g. 200/1)")
+        raise LimitError(f"{text!r}: want N/SECONDS or off (e.g. 50/1)")
     _, off, n, s = m.groups()
     if off:
         return None

@@ -50,7 +50,7 @@ _PUBLIC_LIMITED = {
         "Error",
         "Over this endpoint's limit for one client (by address; default 20 requests in any "
         "10 s, 10 for /v1/log: the host's --public-limit), or over the public requests of "
-        "all clients together (default 200 in any 1 s: --public-total): error RateLimited, "
+        "all clients together (default 50 in any 1 s: --public-total): error RateLimited, "
         "nothing done",
     ),
     "headers": _ERRORS["429"]["headers"],

@@ -148,33 +148,14 @@ class Mapped(Sequence[T], Generic[S, T]):
     __hash__ = None  # type: ignore[assignment]
 
 
-class Picked(Sequence[T]):
+class Picked(Mapped[int, T]):
     """The items of ``source`` at ``rows`` (in that order), read through it."""
 
-    __slots__ = ("_rows", "_source")
+    __slots__ = ("_rows",)
 
     def __init__(self, source: Sequence[T]) -> None:
-        self._source = source
         self._rows: array[int] = array("q")
+        super().__init__(self._rows, source.__getitem__)
 
     def add(self, row: int) -> None:
         self._rows.append(row)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, i: int) -> T: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[T]: ...
-
-    def __getitem__(self, i: int | slice) -> T | list[T]:
-        if isinstance(i, slice):
-            return [self._source[j] for j in self._rows[i]]
-        return self._source[self._rows[i]]
-
-    def __iter__(self) -> Iterator[T]:
-        source = self._source
-        for j in self._rows:
-            yield source[j]

@@ -61,8 +61,8 @@ OUTPUT_MAX = 4 << 20  # the bytes of it kept (its start); the rest is counted, n
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # After the pass, an agent still in its last step (a read, an order) has as long to come
 # back for "over" (arena host --lockstep) or to exit (--agent) as it had for a step
-# (--step-timeout), or AFTER_S when steps have no limit: on a loaded machine, a fixed
-# 3 s cut an agent's next request off as the server stopped.
+# (--step-timeout), or AFTER_S when steps have no limit: a slow agent is told "over"
+# instead of finding the server gone.
 AFTER_S = 30.0
 THINK = ("zero", "measured")
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from arena_tui.report.skill import matched
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
+from arena_tui.run.desk import Desk
 from arena_tui.run.market import ALO, IOC, Book
 from arena_tui.run.parts import Entrant
 from arena_tui.run.trips import SLACK_MS
@@ -323,3 +324,32 @@ def test_a_trip_open_at_the_end_is_held_open_by_the_twins(tmp_path: Path) -> Non
         assert sum(f.sz if f.is_buy else -f.sz for f in evs) == held_at_end
         (held,) = [p for p in plan if not p.trip.closed]
         assert held.at == trips[-1].start
+
+
+def test_a_calm_maker_leg_skipped_at_a_book_changes_nothing(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The desk skips a maker leg at a book when nothing it reads has moved since a book
+    that left it nothing to do (``Desk.calm``): the twins' trades must be those of a desk
+    that looks at every leg at every book, order for order."""
+    maker = Trader()
+    maker.maker = maker.maker_entry = True
+    season, result, log = traded(tmp_path, maker, swing=True)
+    end = result.replay.end
+    trips = trips_of(result.entrants[0].stats.fills, COIN, end)
+    looks = [0]
+    work = Desk._work
+
+    def counted(self: Desk, *args: Any) -> bool:
+        looks[0] += 1
+        return work(self, *args)
+
+    monkeypatch.setattr(Desk, "_work", counted)
+    calm = run_twins(season, [log], trips, n=6, seed=2, window=(season.start, end))
+    calm_looks, looks[0] = looks[0], 0
+    # never calm: every working leg looked at on every book
+    monkeypatch.setattr(Desk, "_watch", lambda self, twin, coin, t: (-(1 << 62), ()))
+    every = run_twins(season, [log], trips, n=6, seed=2, window=(season.start, end))
+    assert calm.fill_events == every.fill_events and calm.rows == every.rows
+    assert [vars(b) for b in calm.books] == [vars(b) for b in every.books]
+    assert looks[0] > calm_looks > 0  # the calm desk did look less

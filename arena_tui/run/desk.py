@@ -14,8 +14,12 @@ to ``MAKER_CHECKS`` checks ``MAKER_PATIENCE_MS`` apart, then the trip is given u
 entered as a taker (that would charge the twin a spread and taker fees the strategy never
 paid); a maker's last leg is worked as long, then finished as a taker so the trip ends.
 A trip the strategy still held at the run's end is held open to the end by the twin too.
-Orders go through each twin's own :class:`~arena_tui.run.strategy.Context`, checked as a
-strategy's are, sized to the leg's position and trimmed to the cap's headroom.
+A maker leg that a book found with nothing to do is not looked at again until something
+it reads moves: its twin's orders, fills or legs (an event naming the twin, or a leg
+falling due), the touch away from an aged order's limit, or a resting order's
+``REPEG_MS`` coming of age. Orders go through each twin's own
+:class:`~arena_tui.run.strategy.Context`, checked as a strategy's are, sized to the leg's
+position and trimmed to the cap's headroom.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ class TwinBook:
 # a leg falling due: (time, sequence, twin, coin, trip number on the coin, leg index, END
 # or ENTRY, tries so far); plain tuples keep the heap cheap
 _Due = tuple[int, int, int, str, int, int, int]
+_NEVER = 1 << 62  # no resting order of a calm leg comes of age
 END = -1  # the trip's end check
 ENTRY = -2  # the first leg's fill check
 
@@ -78,6 +83,14 @@ class Desk:
         # twin -> {coin: trip}: trips whose first leg is sent and has not filled yet (the
         # rest of the trip is timed from that fill, so a wait to fill does not shorten it)
         self.entering: list[dict[str, int]] = [{} for _ in plans]
+        # twin -> {coin: (trip, leg, time, ((is_buy, limit), ...))}: a maker leg worked at a
+        # book that left nothing to do. Until the twin's state changes (``_stir``), the time
+        # comes (a resting order's age reaches REPEG_MS) or the touch moves off an aged
+        # order's limit, every later book leaves nothing to do too, so ``_work`` is not run
+        # for it (100 twins: 100 looks a book otherwise)
+        self.calm: list[dict[str, tuple[int, int, int, tuple[tuple[bool, int], ...]]]] = [
+            {} for _ in plans
+        ]
         for i, plan in enumerate(plans):
             for k, p in enumerate(plan):
                 self._push(p.at, i, p.trip.coin, k, 0)
@@ -102,6 +115,8 @@ class Desk:
     def observe(self, line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
         due = self.due
         t = line.t
+        if out:
+            self._stir(out)
         while due and due[0][0] <= t and self.bt.live:
             self._act(heapq.heappop(due), t)
         if out:
@@ -110,32 +125,76 @@ class Desk:
                     self._filled(e)
         hl = line.hl
         if type(hl) is BookMsg and self.working and self.bt.live:
-            working = self.working.get(hl.data.coin)
+            coin = hl.data.coin
+            working = self.working.get(coin)
             if working:
+                book = self.bt.markets[coin].book
+                bid = None if book is None else book.best_bid_e8
+                ask = None if book is None else book.best_ask_e8
+                calm = self.calm
                 for twin, (k, leg_i) in list(working.items()):
-                    self._work(twin, hl.data.coin, k, leg_i, t)
+                    c = calm[twin].get(coin)
+                    if c is not None and c[0] == k and c[1] == leg_i and t < c[2]:
+                        for is_buy, px in c[3]:
+                            touch = bid if is_buy else ask
+                            if touch is not None and touch != px:
+                                break  # off the touch: it may be cancelled now
+                        else:
+                            continue  # nothing it reads has moved: nothing to do again
+                    if self._work(twin, coin, k, leg_i, t):
+                        calm[twin][coin] = (k, leg_i, *self._watch(twin, coin, t))
+                    else:
+                        calm[twin].pop(coin, None)
 
-    def _work(self, twin: int, coin: str, k: int, leg_i: int, t: int) -> None:
+    def _stir(self, out: list[ev.AnyEvent]) -> None:
+        """Events naming a twin (its orders, fills, marks): its legs are looked at again."""
+        index, calm = self.index, self.calm
+        for e in out:
+            twin = index.get(getattr(e, "entry", ""))
+            if twin is not None and calm[twin]:
+                calm[twin].clear()
+
+    def _watch(self, twin: int, coin: str, t: int) -> tuple[int, tuple[tuple[bool, int], ...]]:
+        """What ``_work`` reads that may move with nothing else moving, after it found
+        nothing to do: when the first of the twin's resting orders on ``coin`` it left alone
+        for its age comes of age, and the side and limit of those it left alone at the
+        touch (one of them off it is what it acts on)."""
+        ctx = self.ctxs[twin]
+        wake = _NEVER
+        aged: list[tuple[bool, int]] = []
+        for o in ctx.account.open_orders:
+            if o.coin == coin and not o.cancelling and not ctx.cancel_sent(o.oid):
+                if t - o.received < REPEG_MS:
+                    wake = min(wake, o.received + REPEG_MS)
+                else:
+                    aged.append((o.is_buy, o.limit_px_e8))
+        return wake, tuple(aged)
+
+    def _work(self, twin: int, coin: str, k: int, leg_i: int, t: int) -> bool:
         """A maker leg on a new book: still short of its position and nothing resting (its
         post-only order crossed, or was cancelled): post again at the touch; resting off
-        the touch for ``REPEG_MS``: cancel it (the next book posts it again)."""
+        the touch for ``REPEG_MS``: cancel it (the next book posts it again). True: it
+        did nothing (and changed nothing)."""
         ctx = self.ctxs[twin]
         target = self.trips[twin][k].trip.legs[leg_i].target_e8
         if self.current[twin].get(coin) != k or ctx.account.position(coin) == target:
             del self.working[coin][twin]
-            return
+            return False
         ctx.t = t
         resting = [o for o in ctx.account.open_orders if o.coin == coin]
         if not resting and not ctx.orders_on(coin):
             self._send(twin, coin, ctx, target, taker=False)
-            return
+            return False
         book = ctx.market(coin).book
+        calm = True
         for o in resting:
             if o.cancelling or ctx.cancel_sent(o.oid) or t - o.received < REPEG_MS:
                 continue
             touch = None if book is None else book.best_bid_e8 if o.is_buy else book.best_ask_e8
             if touch is not None and o.limit_px_e8 != touch:
                 ctx.cancel(oid=o.oid)
+                calm = False
+        return calm
 
     def _filled(self, f: ev.Fill) -> None:
         """A twin's fill: the first of a trip being entered lays out the rest of it."""
@@ -157,6 +216,7 @@ class Desk:
 
     def _act(self, d: _Due, t: int) -> None:
         _, _, twin, coin, k, leg_i, tries = d
+        self.calm[twin].clear()  # whatever it does to the twin's legs, they are looked at again
         ctx = self.ctxs[twin]
         ctx.t = t
         placed = self.trips[twin][k]

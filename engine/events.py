@@ -37,7 +37,13 @@ class Reason(enum.StrEnum):
     VaultPaused = "VaultPaused"
 
 
-class Event(Struct, frozen=True, tag_field="kind"):
+# Events and quotes are frozen and hold only numbers, strings and quotes: they can never be
+# part of a reference cycle, so the garbage collector does not track them (``gc=False``). A
+# season's views keep every fill; tracked, the collector's full passes scanned them all,
+# stalls that grew with the season (a four-week, 50-entry state: 54 ms a pass).
+
+
+class Event(Struct, frozen=True, gc=False, tag_field="kind"):
     t: int  # the time of the input or timed event that produced it
 
 
@@ -79,7 +85,7 @@ class CancelPending(Event, frozen=True, tag="cancel_pending"):
     effective_at: int
 
 
-class BookQuote(Struct, frozen=True, tag_field="source", tag="book"):
+class BookQuote(Struct, frozen=True, gc=False, tag_field="source", tag="book"):
     """What a taker fill took from: one level of the book its order activated on."""
 
     time: int  # the book's exchange time
@@ -89,7 +95,7 @@ class BookQuote(Struct, frozen=True, tag_field="source", tag="book"):
     n: int  # the level's order count, as the book said
 
 
-class PrintQuote(Struct, frozen=True, tag_field="source", tag="print"):
+class PrintQuote(Struct, frozen=True, gc=False, tag_field="source", tag="print"):
     """What a maker fill filled against: one applied public trade."""
 
     tid: int

@@ -28,19 +28,19 @@ class MalformedInput(ValueError):
 # ---- Hyperliquid market data (the ``hl`` field, verbatim WebSocket messages) -------------
 
 
-class Level(Struct, frozen=True):
+class Level(Struct, frozen=True, gc=False):
     px: str
     sz: str
     n: int
 
 
-class BookData(Struct, frozen=True):
+class BookData(Struct, frozen=True, gc=False):
     coin: str
     time: int
     levels: Raw
 
 
-class Trade(Struct, frozen=True):
+class Trade(Struct, frozen=True, gc=False):
     coin: str
     px: str
     sz: str
@@ -49,26 +49,26 @@ class Trade(Struct, frozen=True):
     side: str = ""  # the aggressor, "B" or "A": for strategies; the engine does not use it
 
 
-class Ctx(Struct, frozen=True):
+class Ctx(Struct, frozen=True, gc=False):
     funding: str | None = None
     markPx: str | None = None
     oraclePx: str | None = None
 
 
-class CtxData(Struct, frozen=True):
+class CtxData(Struct, frozen=True, gc=False):
     coin: str
     ctx: Ctx
 
 
-class Book(Struct, frozen=True, tag_field="channel", tag="l2Book"):
+class Book(Struct, frozen=True, gc=False, tag_field="channel", tag="l2Book"):
     data: BookData
 
 
-class Trades(Struct, frozen=True, tag_field="channel", tag="trades"):
+class Trades(Struct, frozen=True, gc=False, tag_field="channel", tag="trades"):
     data: list[Trade]
 
 
-class AssetCtx(Struct, frozen=True, tag_field="channel", tag="activeAssetCtx"):
+class AssetCtx(Struct, frozen=True, gc=False, tag_field="channel", tag="activeAssetCtx"):
     data: CtxData
 
 
@@ -78,12 +78,12 @@ KNOWN_CHANNELS = ("l2Book", "trades", "activeAssetCtx")
 # ---- arena's own inputs (the ``arena`` field) --------------------------------------------
 
 
-class Register(Struct, frozen=True, tag_field="type", tag="register"):
+class Register(Struct, frozen=True, gc=False, tag_field="type", tag="register"):
     entry: str
     key_sha256: str | None = None
 
 
-class Order(Struct, frozen=True, tag_field="type", tag="order"):
+class Order(Struct, frozen=True, gc=False, tag_field="type", tag="order"):
     """The vault's seven-field limit order, for one entry. ``cloid``: ``0x`` + 1-32 hex."""
 
     entry: str
@@ -96,17 +96,17 @@ class Order(Struct, frozen=True, tag_field="type", tag="order"):
     cloid: str | None = None
 
 
-class Cancel(Struct, frozen=True, tag_field="type", tag="cancel"):
+class Cancel(Struct, frozen=True, gc=False, tag_field="type", tag="cancel"):
     entry: str
     oid: int | None = None
     cloid: str | None = None
 
 
-class Tick(Struct, frozen=True, tag_field="type", tag="tick"):
+class Tick(Struct, frozen=True, gc=False, tag_field="type", tag="tick"):
     pass
 
 
-class Gap(Struct, frozen=True, tag_field="type", tag="gap"):
+class Gap(Struct, frozen=True, gc=False, tag_field="type", tag="gap"):
     """The recorder lost the feed from ``from_`` to ``to`` (informational)."""
 
     from_: int = msgspec.field(name="from")
@@ -118,7 +118,7 @@ ArenaInput = Register | Order | Cancel | Tick | Gap
 KNOWN_ARENA_TYPES = ("register", "order", "cancel", "tick", "gap")
 
 
-class Line(Struct, frozen=True):
+class Line(Struct, frozen=True, gc=False):
     """One log line after the header. ``hl`` and ``arena`` both None: an ignored input."""
 
     t: int

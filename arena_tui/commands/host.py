@@ -280,6 +280,7 @@ def host_command(
         body_max=body_max,
         checkpoint_every_ms=every_ms,
         checkpoint_check=checkpoint_check,
+        freeze_gc=True,  # this process is the host's alone
     )
     readers = reader_options(public_limit or [], trust_proxy or [], log_rate, public_total)
     server = Host(opts, on_ready=lambda info: _announce(info, as_json), readers=readers)

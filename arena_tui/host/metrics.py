@@ -14,12 +14,18 @@ loop thread that owns that state, like every other read of it).
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
@@ -49,6 +55,7 @@ class Dials:
 
     def __init__(self) -> None:
         self.registry = r = CollectorRegistry(auto_describe=True)
+        _GC.install()
         self.inputs = Counter(
             "arena_inputs",
             "Orders and cancels that reached the engine, by kind and outcome "
@@ -87,6 +94,7 @@ class Dials:
             registry=r,
         )
         self._watched = False
+        r.register(_GC)
 
     def outcome(self, kind: str, reason: str | None) -> None:
         """Count an order or cancel the engine answered: accepted (None) or its reason."""
@@ -192,6 +200,62 @@ class _StateCollector(Collector):
             pending = len(a.pending) if a is not None else 0
             waiting.add_metric([m.coin], pending if is_stale else 0)
         yield from (lag, age, stale, waiting)
+
+
+class GcPauses(Collector):
+    """How long the garbage collector held the process, by generation: the whole process
+    stops while it runs, order path included (``arena_gc_pause_seconds``). One for the
+    process (the collector is the process's), its callback installed with the first dials."""
+
+    def __init__(self) -> None:
+        self.counts = [[0] * (len(LATENCY_BUCKETS) + 1) for _ in range(3)]
+        self.sums = [0.0, 0.0, 0.0]
+        self._started = 0.0
+        self._installed = False
+
+    def install(self) -> None:
+        if not self._installed:
+            gc.callbacks.append(self._callback)
+            self._installed = True
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        took = time.perf_counter() - self._started
+        gen = info["generation"]
+        counts = self.counts[gen]
+        i = 0
+        while i < len(LATENCY_BUCKETS) and took > LATENCY_BUCKETS[i]:
+            i += 1
+        counts[i] += 1
+        self.sums[gen] += took
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(
+            "arena_gc_pause_seconds",
+            "Time the garbage collector held the whole process (orders too), by generation "
+            "(2: a full pass)",
+            labels=["generation"],
+        )
+        for gen in range(3):
+            total, buckets = 0, []
+            bounds = (*LATENCY_BUCKETS, float("inf"))
+            for bound, count in zip(bounds, self.counts[gen], strict=True):
+                total += count
+                buckets.append((_bound(bound), total))
+            family.add_metric([str(gen)], buckets, self.sums[gen])
+        yield family
+
+
+def _bound(value: float) -> str:
+    return "+Inf" if value == float("inf") else repr(value)
+
+
+_GC = GcPauses()
 
 
 def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:

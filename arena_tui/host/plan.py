@@ -52,6 +52,9 @@ class HostOptions:
     fsync: bool = True
     checkpoint_every_ms: int | None = 3_600_000  # log time between checkpoints; None: off
     checkpoint_check: str = "quick"  # or "full" (host.checkpoint)
+    # the process is the host's own (``arena host``): what the session holds for good is
+    # kept out of the garbage collector's full passes (``host.session.settle``)
+    freeze_gc: bool = False
 
 
 @dataclass

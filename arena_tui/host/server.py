@@ -120,6 +120,7 @@ class Host:
             clock=self.clock,
             fsync=opts.fsync,
             checkpoints=checkpoints,
+            freeze_gc=opts.freeze_gc,
         )
         session.open(Progress(label="host: replaying the log"))
         if self.feed is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import os
 from collections import deque
@@ -85,6 +86,19 @@ _STOP = object()
 Item = _Request | _Tick | tuple[int, bytes, Line] | _Abort | object
 
 
+def settle() -> None:
+    """Move every object alive now out of the garbage collector's full passes (after a
+    collection of the young ones): the season's state, its views and the fills they keep.
+
+    A full pass stops the whole process, order path included, for as long as it takes to
+    scan what is tracked, which grows with the season (a few dozen ms at four weeks; the
+    ``arena_gc_pause_seconds`` dial). What is moved is still freed when nothing refers to it;
+    only a cycle of garbage in the old generation at that moment is never freed, a
+    bounded cost once an hour of log time (``--checkpoint-every``)."""
+    gc.collect(1)
+    gc.freeze()
+
+
 def stamp(item: Item, last_t: int | None, clock: Callable[[], int]) -> tuple[bytes, Line]:
     """An input's line as logged: ``t = max(its time, the last t)`` (a request's time is
     the wall clock's now), its bytes and its decoded line."""
@@ -117,10 +131,15 @@ class Session:
         clock: Callable[[], int],
         fsync: bool = True,
         checkpoints: Checkpoints | None = None,
+        freeze_gc: bool = False,
     ) -> None:
+        """``freeze_gc``: the process is the host's alone; after the start and at each
+        checkpoint, what is held then leaves the garbage collector's full passes
+        (:func:`settle`)."""
         self.season = season
         self.coins = [m.coin for m in season.markets]
         self.checkpoints = checkpoints
+        self.freeze_gc = freeze_gc
         self.hasher = hashlib.sha256()  # of the log's bytes so far: a checkpoint's name
         self._hashed = 0
         self.resumed_at: int | None = None  # the checkpoint's offset this start began at
@@ -170,6 +189,8 @@ class Session:
                 self.hasher.start()
         self._replay(offset, progress)
         self.store.put(self.views.rows.values())
+        if self.freeze_gc:
+            settle()
         self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
         self.durable_size = self._f.seek(0, os.SEEK_END)  # (a torn tail was cut above)
         if self.durable_size != self._hashed:  # (the lock keeps arena's writers out)
@@ -329,6 +350,8 @@ class Session:
         if t is None or (last is not None and t - last < ck.every_ms):
             return
         cap = self._capture()
+        if self.freeze_gc:
+            settle()
         self._checkpoint_task = asyncio.get_running_loop().create_task(self._checkpoint(cap))
 
     async def _checkpoint(self, cap: Capture) -> None:

@@ -68,6 +68,8 @@ class Sample:
     feed_lag_s: float  # the largest over the coins of the latest book's receive - exchange time
     book_age_s: float  # the largest over the coins of the time since the latest book
     load1: float  # the machine's 1-minute load average (2 cores, shared)
+    gc_full: float = 0.0  # the host's full garbage-collector passes so far (/metrics)
+    gc_full_s: float = 0.0  # and the time they held it
 
 
 @dataclass
@@ -107,6 +109,8 @@ class Watch:
                     feed_lag_s=max(lag, default=math.nan),
                     book_age_s=max(age, default=math.nan),
                     load1=os.getloadavg()[0],
+                    gc_full=_last(metric_values(text, "arena_gc_pause_seconds_count")),
+                    gc_full_s=_last(metric_values(text, "arena_gc_pause_seconds_sum")),
                 )
             )
             with contextlib.suppress(TimeoutError):
@@ -168,6 +172,7 @@ def report_figures(
         row["rss_max_mib"] = top
     for row, top in zip(weeks, _per(watch, lambda s: s.feed_lag_s, WEEK_MS, _nanmax), strict=False):
         row["feed_lag_max_s"] = top
+    _gc_by_week(watch, weeks)
     sim_minutes = args.days * 1440
     return {
         "days": args.days,
@@ -241,6 +246,23 @@ def _at(values: list[float], i: int) -> float | None:
     return values[i] if i < len(values) else None
 
 
+def _gc_by_week(watch: Watch, weeks: list[dict[str, Any]]) -> None:
+    """Each week's full garbage-collector passes in the host, and their mean pause."""
+    c = watch.clock
+    bounds = [c.wall(c.day0 + k * WEEK_MS) for k in range(len(weeks) + 1)]
+    passes = growth_per_period([(s.wall, round(s.gc_full)) for s in watch.samples], bounds)
+    held = growth_per_period([(s.wall, round(s.gc_full_s * 1e6)) for s in watch.samples], bounds)
+    for row, n, us in zip(weeks, passes, held, strict=False):
+        row["gc_full"] = n
+        row["gc_full_mean_ms"] = round(us / n / 1000, 1) if n > 0 else None
+
+
+def _last(values: list[float]) -> float:
+    """The last sample of a series by generation (0, 1, 2): the full passes'; 0 if none
+    (a host before the dial)."""
+    return values[-1] if values else 0.0
+
+
 def _nanmax(values: list[float]) -> float:
     real = [v for v in values if not math.isnan(v)]
     return max(real) if real else math.nan
@@ -278,6 +300,8 @@ WEEK_COLUMNS = [
     ("max_ms", "max ms"),
     ("rss_max_mib", "RSS max MiB"),
     ("feed_lag_max_s", "lag max s"),
+    ("gc_full", "full GCs"),
+    ("gc_full_mean_ms", "full GC mean ms"),
 ]
 RESTART_COLUMNS = [
     ("checkpoint", "checkpoints"),

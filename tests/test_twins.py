@@ -11,14 +11,19 @@ then score what the strategy scores, give or take the taker's slippage and fees.
 from __future__ import annotations
 
 import itertools
+import os
 import random
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from arena_tui.report.skill import matched
+from arena_tui.run import twins as twins_module
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.desk import Desk
@@ -27,18 +32,27 @@ from arena_tui.run.parts import Entrant
 from arena_tui.run.trips import SLACK_MS
 from arena_tui.run.twins import (
     LEG_BUDGET,
+    MAX_WORKERS,
     MIN_TWINS,
+    SPLIT_MIN_BYTES,
+    SPLIT_MIN_TWINS,
+    WORKERS_ENV,
     Leg,
     Trip,
+    _groups,
+    _rank,
     placements,
     run_twins,
     timing_freedom,
     trips_of,
     twin_count,
     twin_names,
+    twin_workers,
 )
 from arena_tui.season.file import resolve_season
 from arena_tui.strategy import Context, Strategy
+from arena_tui.util.errors import ArenaError
+from engine import Standing, ranking
 from engine import events as ev
 from engine.units import E8
 from tests import build
@@ -353,3 +367,111 @@ def test_a_calm_maker_leg_skipped_at_a_book_changes_nothing(
     assert calm.fill_events == every.fill_events and calm.rows == every.rows
     assert [vars(b) for b in calm.books] == [vars(b) for b in every.books]
     assert looks[0] > calm_looks > 0  # the calm desk did look less
+
+
+@given(n=st.integers(1, 300), workers=st.integers(1, 16))
+def test_twins_split_in_contiguous_nearly_equal_groups(n: int, workers: int) -> None:
+    groups = _groups(n, workers)
+    assert len(groups) == min(n, workers)
+    assert groups[0][0] == 0 and groups[-1][1] == n
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(groups))
+    sizes = [b - a for a, b in groups]
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+
+
+def _same(a: Any, b: Any) -> None:
+    assert a.rows == b.rows and a.plans == b.plans
+    assert (a.fills, a.fees, a.active, a.marks) == (b.fills, b.fees, b.active, b.marks)
+    assert [vars(x) for x in a.books] == [vars(x) for x in b.books]
+    # a fill's oid is the engine's count over the pass: the rest of each fill is the same
+    strip = [
+        [(f.t, f.entry, f.is_buy, f.px, f.sz, f.taker, f.quote) for f in fl] for fl in a.fill_events
+    ]
+    assert strip == [
+        [(f.t, f.entry, f.is_buy, f.px, f.sz, f.taker, f.quote) for f in fl] for fl in b.fill_events
+    ]
+
+
+def test_twins_split_over_worker_processes_trade_and_rank_as_one_pass(tmp_path: Path) -> None:
+    """Twins never move each other's results (fills never deplete the book), so the pass
+    split over processes is the same run: every row (ranks among all the twins
+    included), book, fee and fill."""
+    maker = Trader()
+    maker.maker = True
+    season, result, log = traded(tmp_path, maker, swing=True)
+    end = result.replay.end
+    trips = trips_of(result.entrants[0].stats.fills, COIN, end)
+    one = run_twins(season, [log], trips, n=7, seed=2, window=(season.start, end))
+    split = run_twins(season, [log], trips, n=7, seed=2, window=(season.start, end), workers=3)
+    assert sum(one.fills) > 0
+    _same(one, split)
+
+
+def test_a_worker_that_dies_leaves_its_group_to_this_process(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    season, result, log = traded(tmp_path, Trader(), minutes=20)
+    end = result.replay.end
+    trips = trips_of(result.entrants[0].stats.fills, COIN, end)
+    one = run_twins(season, [log], trips, n=4, seed=9, window=(season.start, end))
+
+    class Dead:
+        def __enter__(self) -> Dead:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def submit(self, fn: Any, *args: Any) -> Future[Any]:
+            future: Future[Any] = Future()
+            future.set_exception(BrokenProcessPool("killed"))
+            return future
+
+    monkeypatch.setattr(twins_module, "local_pool", lambda *a, **k: Dead())
+    split = run_twins(season, [log], trips, n=4, seed=9, window=(season.start, end), workers=2)
+    _same(one, split)
+
+
+def test_how_many_workers_a_twins_pass_gets(tmp_path: Path, monkeypatch: Any) -> None:
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"x" * 1000)
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as f:
+        f.truncate(SPLIT_MIN_BYTES)  # (sparse: its size is what is read)
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert twin_workers([str(small)], 100) == 1  # not worth a worker's start
+    assert twin_workers([str(big)], 2 * SPLIT_MIN_TWINS - 1) == 1  # too few twins
+    monkeypatch.setattr(twins_module, "usable_cores", lambda: 8)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert twin_workers([str(big)], 100) == MAX_WORKERS
+    monkeypatch.setattr(os, "getloadavg", lambda: (7.4, 7.0, 7.0))
+    assert twin_workers([str(big)], 100) == 1  # every core busy already
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert twin_workers([str(small)], 5) == 3  # told
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(WORKERS_ENV, bad)
+        with pytest.raises(ArenaError, match=WORKERS_ENV):
+            twin_workers([str(big)], 100)
+
+
+@given(
+    scores=st.lists(
+        st.tuples(st.integers(-5, 5), st.integers(0, 3), st.booleans()), min_size=1, max_size=30
+    )
+)
+def test_twins_split_over_passes_are_ranked_as_the_engine_ranks_one_pass(
+    scores: list[tuple[int, int, bool]],
+) -> None:
+    """Each group's pass ranks only its own twins; the merged rows are ranked again, by
+    the engine's own order (S descending, lower MDD, registration: twin order)."""
+    standings = [
+        Standing(f"twin-{i:03d}", i, 0, 0, mdd, score, eligible, 0, 0, 0)
+        for i, (score, mdd, eligible) in enumerate(scores)
+    ]
+    want = {s.entry: rank for rank, s in ranking(standings)}
+    rows: list[dict[str, Any]] = [
+        {"entry": s.entry, "score": s.score, "mdd": s.mdd, "eligible": s.eligible, "rank": 0}
+        for s in standings
+    ]
+    _rank(rows)
+    assert {r["entry"]: r["rank"] for r in rows} == want

@@ -18,7 +18,7 @@ from typing import Any
 
 from arena_tui.report.judging import Judging as Judging  # its home: light, for commands
 from arena_tui.run.parts import BacktestResult, Status
-from arena_tui.run.twins import run_twins, timing_freedom, trips_of
+from arena_tui.run.twins import run_twins, timing_freedom, trips_of, twin_workers
 
 ALPHA_PCT = 5
 
@@ -149,6 +149,7 @@ def measure_twins(
         window=(season.start, end),
         taken=[r["entry"] for r in result.replay.ranking],
         progress=progress,
+        workers=twin_workers(how.sources, how.twins),
     )
     return Twins(
         scores=[r["score"] for r in run.rows],

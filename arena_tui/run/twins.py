@@ -27,9 +27,13 @@ May import: ``run`` (the runner, the strategy API), ``engine``, ``util``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import random
 from collections.abc import Sequence
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +45,8 @@ from arena_tui.run.parts import BacktestResult, Entrant, Status
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Strategy
 from arena_tui.run.trips import Leg, Placed, Trip, placements, timing_freedom, trips_of
+from arena_tui.util.errors import ArenaError
+from arena_tui.util.workers import local_pool, usable_cores
 from engine import Season
 from engine import events as ev
 
@@ -50,6 +56,10 @@ TWINS = 100  # twins a run gets unless told otherwise
 # its p-value can still reach 1/40)
 LEG_BUDGET = 60_000
 MIN_TWINS = 39
+WORKERS_ENV = "ARENA_WORKERS"  # processes a twins' pass may use (twin_workers)
+MAX_WORKERS = 4
+SPLIT_MIN_TWINS = 20  # a group's fewest twins: fewer are not worth a worker's start
+SPLIT_MIN_BYTES = 8 << 20  # logs this small on disk are one pass: a worker starts in ~1 s
 
 
 class Twin(Strategy):
@@ -109,13 +119,98 @@ def run_twins(
     window: tuple[int, int] | None = None,
     taken: Sequence[str] = (),
     progress: Status | None = None,
+    workers: int = 1,
 ) -> TwinRun:
-    """``n`` twins of ``trips`` (fewer for many legs: ``twin_count``) over ``logs`` in one
-    pass (no run log); ``window``: where they may be laid (default: the season's)."""
+    """``n`` twins of ``trips`` (fewer for many legs: ``twin_count``) over ``logs`` (no run
+    log); ``window``: where they may be laid (default: the season's). ``workers``: the
+    twins are split into that many groups (at most), each one engine pass, all but the
+    first in worker processes; twins never move each other's results (the module
+    docstring), so the run is the same whatever the split."""
     start, end = window or (season.start, season.end)
     n = twin_count(n, trips)
     plans = plan_twins(trips, n, seed, start, end)
     names = twin_names(n, taken)
+    groups = _groups(n, workers)
+    jobs = [(season, tuple(logs), plans[a:b], names[a:b], seed, latency_ms) for a, b in groups]
+    if len(jobs) == 1:
+        parts = [_trade(*jobs[0], progress=progress)]
+    else:  # the first group here while the others run in workers
+        with local_pool(len(jobs) - 1, ["arena_tui.run.twins"], finish=False) as pool:
+            later = [pool.submit(_trade, *job) for job in jobs[1:]]
+            parts = [_trade(*jobs[0], progress=progress)]
+            parts += [_result(f, job) for f, job in zip(later, jobs[1:], strict=True)]
+    rows = [row for part in parts for row in part.rows]
+    _rank(rows)
+    return TwinRun(
+        rows=rows,
+        books=[b for part in parts for b in part.books],
+        plans=plans,
+        fill_events=[f for part in parts for f in part.fill_events],
+        fills=[len(f) for part in parts for f in part.fill_events],
+        fees=[fee for part in parts for fee in part.fees],
+        active=[a for part in parts for a in part.active],
+        marks=max((part.marks for part in parts), default=0),
+    )
+
+
+def _result(future: Future[_Part], job: tuple[Any, ...]) -> _Part:
+    """A worker's group, or the group run here when its worker died (killed, out of
+    memory): the run is the same either way, only slower."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return _trade(*job)
+
+
+def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
+    """How many processes a run's twins' pass is worth: ``ARENA_WORKERS`` if set, else the
+    usable cores that are idle (by the load average; at most 4), one for a pass too short
+    to pay for a worker's start (logs under ``SPLIT_MIN_BYTES`` on disk) or too few
+    twins. Only the time changes with it, never the twins' results."""
+    text = os.environ.get(WORKERS_ENV, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise ArenaError(f"{WORKERS_ENV}={text!r}: a number of processes, 1 or more")
+        return int(text)
+    size = 0
+    for path in logs:
+        with contextlib.suppress(OSError):
+            size += os.stat(path).st_size
+    if size < SPLIT_MIN_BYTES or n < 2 * SPLIT_MIN_TWINS:
+        return 1
+    cores = usable_cores()
+    idle = round(cores - os.getloadavg()[0] + 0.5)  # a busy machine's cores are not free
+    return max(1, min(cores, idle, MAX_WORKERS, n // SPLIT_MIN_TWINS))
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One group's pass: its twins' rows (ranked among themselves), books and fills."""
+
+    rows: list[dict[str, Any]]
+    books: list[TwinBook]
+    fill_events: list[Sequence[ev.Fill]]
+    fees: list[int]
+    active: list[int]
+    marks: int
+
+
+def _groups(n: int, workers: int) -> list[tuple[int, int]]:
+    """Twins ``0..n`` in at most ``workers`` contiguous groups of (nearly) equal size."""
+    k = max(1, min(workers, n))
+    return [(i * n // k, (i + 1) * n // k) for i in range(k)]
+
+
+def _trade(
+    season: Season,
+    logs: tuple[str, ...],
+    plans: Sequence[Sequence[Placed]],
+    names: Sequence[str],
+    seed: int,
+    latency_ms: int,
+    progress: Status | None = None,
+) -> _Part:
+    """One engine pass of the twins ``names`` (their ``plans``)."""
     entrants = [
         Entrant(name, Twin(), Path(""), stats=EntryStats(keep_marks=False)) for name in names
     ]
@@ -124,16 +219,28 @@ def run_twins(
     bt = Backtest(config, season, entrants, subscribers=(desk,))
     result: BacktestResult = bt.run(list(logs), progress)
     rows = {r["entry"]: r for r in result.replay.ranking}
-    return TwinRun(
+    remote = progress is None  # (a worker's: its fills go back pickled, as a list)
+    return _Part(
         rows=[rows[name] for name in names],
         books=desk.books,
-        plans=plans,
-        fill_events=[e.stats.fills for e in result.entrants],
-        fills=[len(e.stats.fills) for e in result.entrants],
+        fill_events=[list(e.stats.fills) if remote else e.stats.fills for e in result.entrants],
         fees=[e.stats.venue_fees + e.stats.exec_fees for e in result.entrants],
         active=[e.stats.active_marks for e in result.entrants],
         marks=max((e.stats.mark_count for e in result.entrants), default=0),
     )
+
+
+def _rank(rows: list[dict[str, Any]]) -> None:
+    """Rank the twins among all of them, as one pass would have: eligible ones by S
+    descending, then lower MDD, then registration (twin order); the others unranked."""
+    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["score"], rows[i]["mdd"], i))
+    rank = 0
+    for i in order:
+        if rows[i]["eligible"]:
+            rank += 1
+            rows[i]["rank"] = rank
+        else:
+            rows[i]["rank"] = None
 
 
 __all__ = ["Leg", "Placed", "Trip", "placements", "timing_freedom", "trips_of"]

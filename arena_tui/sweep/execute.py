@@ -16,50 +16,17 @@ when it is missing.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import threading
-import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ParamSpec, TypeVar
 
 from arena_tui.sweep import SweepError
+from arena_tui.util.workers import local_pool, usable_cores
 
 P = ParamSpec("P")
 T = TypeVar("T")
 CONNECT_TIMEOUT_S = 10  # how long to try reaching a cluster's scheduler
-
-
-def _die_with(parent: int) -> None:
-    """In a local worker: exit when the driver is gone (killed with -9, a worker would
-    otherwise wait on its queue forever, holding a core's worth of memory)."""
-
-    def watch() -> None:
-        while os.getppid() == parent or _alive(parent):
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="arena-sweep-parent-watch", daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 class InProcess(Executor):
@@ -96,19 +63,8 @@ def _in_process() -> Iterator[Executor]:
         yield ex
 
 
-@contextmanager
-def _pool(n: int) -> Iterator[Executor]:
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["arena_tui.sweep.jobs"])
-    pool = ProcessPoolExecutor(
-        n, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
-    )
-    try:
-        yield pool
-    except BaseException:  # Ctrl-C, an error: the jobs not started are not started
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+def _pool(n: int) -> AbstractContextManager[Executor]:
+    return local_pool(n, ["arena_tui.sweep.jobs"])
 
 
 @contextmanager

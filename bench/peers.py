@@ -39,7 +39,9 @@ quoter counts its wake-ups, orders and cancels, and its fills, printed beside it
 What is timed, in interleaved rounds (fresh processes for the end-to-end rows):
 
   arena e2e     ``arena import hftbacktest RAW --out DAY.jsonl.lz4`` then ``arena backtest
-                touch.py DAY.jsonl.lz4 --out DIR --json``: two commands, as a user runs them;
+                touch.py DAY.jsonl.lz4 --out DIR --json``: two commands, as a user runs them
+                (the report's verdict runs 100 random twins of the quoter: its control); and
+                the backtest again with ``--twins 0``, like for like (the peers judge nothing);
   hft e2e       a fresh interpreter: ``hyperliquid.convert(RAW)`` then the quoter (numba,
                 compiled in that run: the JIT is part of what a user waits for);
   nautilus e2e  a fresh interpreter: RAW parsed into ``QuoteTick``s (top of book) and
@@ -47,8 +49,9 @@ What is timed, in interleaved rounds (fresh processes for the end-to-end rows):
 
 and the in-process cores, data already loaded, no files written:
 
-  arena core    ``Backtest(...).run([day])``, no run log: the quoter, and a strategy with no
-                hooks (the engine and runner alone);
+  arena core    ``Backtest(...).run([day])`` from the day's cache (``arena import`` wrote
+                it, as hftbacktest's convert writes its arrays), no run log: the quoter, and
+                a strategy with no hooks (the engine and runner alone);
   hft core      the compiled quoter on the converted arrays (JIT warm), and a loop that
                 waits on every feed event and acts on none;
   nautilus core a new engine on the loaded ticks, run with the quoter, and with none.
@@ -233,7 +236,19 @@ def arena_e2e(raw: Path, work: Path, variant: str = "touch") -> dict[str, Any]:
     done = _check(subprocess.run(bt, cwd=ROOT, capture_output=True, text=True, check=False), "bt")
     t2 = time.perf_counter()
     counts = _said_counts(out / f"{variant}.log")
-    return {"s": t2 - t0, "import_s": t1 - t0, "run_s": t2 - t1, **counts, **_report(done.stdout)}
+    # the same run without the verdict's twins (the peers judge nothing): like for like
+    bare = [*bt[:-1], "--twins", "0", "--force", "--json"]
+    _check(subprocess.run(bare, cwd=ROOT, capture_output=True, text=True, check=False), "bt")
+    t3 = time.perf_counter()
+    return {
+        "s": t2 - t0,
+        "import_s": t1 - t0,
+        "run_s": t2 - t1,
+        "bare_run_s": t3 - t2,
+        "bare_s": t1 - t0 + t3 - t2,
+        **counts,
+        **_report(done.stdout),
+    }
 
 
 def _report(report_json: str) -> dict[str, Any]:
@@ -267,7 +282,9 @@ def _check(done: subprocess.CompletedProcess[str], what: str) -> subprocess.Comp
 
 
 def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
-    """The runner in this process, no run log: a variant (``touch``, ``book``) or ``nothing``."""
+    """The runner in this process, no run log, from the day's cache (written by ``arena
+    import``, as hftbacktest's core reads the arrays its convert wrote): a variant
+    (``touch``, ``book``) or ``nothing``."""
     from arena_tui.run.backtest import Backtest
     from arena_tui.run.build import entrants_for
     from arena_tui.run.config import RunConfig
@@ -277,7 +294,7 @@ def arena_core(day: Path, work: Path) -> Callable[[str], dict[str, Any]]:
     season = resolve_season([str(day)], None)
 
     def run(which: str) -> dict[str, Any]:
-        config = RunConfig(cache=False)
+        config = RunConfig(cache=True)
         entrants = entrants_for(work / f"{which}.py", None)
         bt = Backtest(config, season, entrants, exit_value=exit_value, echo=False)
         t0 = time.perf_counter()
@@ -763,11 +780,14 @@ def summary(
     out: dict[str, Any] = {}
     a = med([r["s"] for r in e2e["arena"]])
     out["arena_e2e_s"] = a
+    bare = med([r["bare_s"] for r in e2e["arena"]])
+    out["arena_e2e_bare_s"] = bare
     for p, key in (("hftbacktest", "hft"), ("nautilus", "nautilus")):
         if e2e.get(p):
             peer = med([r["s"] for r in e2e[p]])
             out[f"{key}_e2e_s"] = peer
             out[f"{key}_e2e_over_arena"] = peer / a
+            out[f"{key}_e2e_over_arena_bare"] = peer / bare
     if core.get("arena"):
         out["arena_core_touch_s"] = med([r["touch_s"] for r in core["arena"]])
         out["arena_core_nothing_s"] = med([r["nothing_s"] for r in core["arena"]])
@@ -806,6 +826,7 @@ def _times(variant: str, e2e: dict[str, Any], core: dict[str, Any]) -> list[str]
         ("import / convert / load", e2e, ("import_s", "convert_s", "load_s")),
         ("run (fresh process)", e2e, ("run_s", "run_s", "run_s")),
         ("**end to end**", e2e, ("s", "s", "s")),
+        ("end to end, arena `--twins 0` (no verdict's control)", e2e, ("bare_s", "s", "s")),
     ]
     if core.get("arena"):
         table.append(("in-process core, no strategy", core, ("nothing_s",) * 3))
@@ -841,13 +862,15 @@ def _verdicts(variant: str, s: dict[str, Any]) -> list[str]:
         r = s["hft_e2e_over_arena"]
         rows.append(
             f"{variant}: arena end to end is {r:.2f}x faster than hftbacktest convert + run "
-            f"(goal >= 2x: {'met' if r >= 2 else 'NOT met'})"
+            f"(goal >= 2x: {'met' if r >= 2 else 'NOT met'}); "
+            f"{s['hft_e2e_over_arena_bare']:.2f}x with --twins 0"
         )
     if "nautilus_e2e_over_arena" in s:
         r = s["nautilus_e2e_over_arena"]
         rows.append(
             f"{variant}: arena end to end is {r:.2f}x faster than NautilusTrader load + run "
-            f"(goal >= 5x: {'met' if r >= 5 else 'NOT met'})"
+            f"(goal >= 5x: {'met' if r >= 5 else 'NOT met'}); "
+            f"{s['nautilus_e2e_over_arena_bare']:.2f}x with --twins 0"
         )
     if "arena_core_over_hft" in s:
         r = s["arena_core_over_hft"]

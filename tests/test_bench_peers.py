@@ -50,6 +50,9 @@ def test_a_run_without_the_peers_skips_them_and_times_arena(tmp_path: Path) -> N
         (core,) = doc["core"][variant]["arena"]
         assert core["inputs"] > 200 and core["touch_s"] > 0 and core["nothing_s"] > 0
         assert doc["summary"][variant]["arena_e2e_s"] == arena["s"]
+        # and again with --twins 0 (the peers judge nothing): the same import, its own run
+        assert arena["bare_s"] == arena["import_s"] + arena["bare_run_s"]
+        assert doc["summary"][variant]["arena_e2e_bare_s"] == arena["bare_s"]
         # what the quoter did, counted by itself (end to end: printed at its end) and by
         # the engine: every order it sent reached the engine, and none was refused
         for run in (arena, core):

@@ -10,6 +10,7 @@ contents (``host.checkpoint``).
 from __future__ import annotations
 
 import hashlib
+import io
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -89,11 +90,9 @@ class Behind(threading.Thread):
                             self._live = True
                             return
                     stop = self.offset if done < self.offset else target
-                    n = f.readinto(view[: min(HASH_CHUNK, stop - done)])
-                    if not n:
+                    done, was = _chunk(f, self._h, view, done, stop), done
+                    if done == was:
                         raise OSError(f"the log ended at byte {done}")
-                    self._h.update(view[:n])
-                    done += n
                     if done == self.offset and self._h.hexdigest() != self.sha:
                         self._fail("the log's first bytes are not the ones it was made from")
                         return
@@ -107,6 +106,15 @@ class Behind(threading.Thread):
             "taken since this start are in the log; arena replay gives the season)"
         )
         self.on_mismatch(self.mismatch)
+
+
+def _chunk(f: io.RawIOBase, h: Any, view: memoryview, done: int, stop: int) -> int:
+    """Hash the file's next bytes, at most a chunk and up to byte ``stop`` (``done`` read
+    so far), into ``h``: how far it has read now (``done`` again at the file's end)."""
+    n = f.readinto(view[: min(HASH_CHUNK, stop - done)])
+    if n:
+        h.update(view[:n])
+    return done + (n or 0)
 
 
 class PrefixHashes(threading.Thread):
@@ -129,11 +137,9 @@ class PrefixHashes(threading.Thread):
             with open(self.log, "rb", buffering=0) as f:
                 for offset in self.offsets:
                     while done < offset and not self._halt.is_set():
-                        n = f.readinto(view[: min(HASH_CHUNK, offset - done)])
-                        if not n:
-                            return
-                        h.update(view[:n])
-                        done += n
+                        done, was = _chunk(f, h, view, done, offset), done
+                        if done == was:
+                            return  # the log is shorter
                     if done < offset:
                         return
                     self.hashers[offset] = h.copy()

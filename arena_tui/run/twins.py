@@ -179,7 +179,11 @@ def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
     if size < SPLIT_MIN_BYTES or n < 2 * SPLIT_MIN_TWINS:
         return 1
     cores = usable_cores()
-    idle = round(cores - os.getloadavg()[0] + 0.5)  # a busy machine's cores are not free
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average here: take the cores as idle
+        load = 0.0
+    idle = round(cores - load + 0.5)  # a busy machine's cores are not free
     return max(1, min(cores, idle, MAX_WORKERS, n // SPLIT_MIN_TWINS))
 
 

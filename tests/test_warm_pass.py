@@ -21,6 +21,7 @@ from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.market import AssetContext, Book, Trade
 from arena_tui.run.parts import BacktestResult, Entrant
+from arena_tui.run.runlogs import NoRunLog
 from arena_tui.run.stats import exit_value
 from arena_tui.season.file import resolve_season
 from arena_tui.strategy import ALO, GTC, IOC, Context, Strategy
@@ -233,6 +234,24 @@ def test_the_warm_pass_holds_back_what_nobody_reads(
         result = bt.run([str(day)])
         assert result.fill_events, "no fills: the test shows nothing"
     assert len(applied) < result.inputs * 0.6, (len(applied), result.inputs)
+
+
+def test_without_a_run_log_no_line_is_handed_over_at_all(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing done for nobody: a pass with no run log (twins, sweep jobs, the benches)
+    neither copies out nor hands over a single line, held or applied, and is the same run."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    season = resolve_season([str(day)], None)
+    first = Backtest(RunConfig(cache=True), season, entrants("minutely")).run([str(day)])
+
+    def handed(self: NoRunLog, raw: bytes) -> None:
+        raise AssertionError("a line was handed to no run log")
+
+    monkeypatch.setattr(NoRunLog, "write", handed)
+    warm = Backtest(RunConfig(cache=True), season, entrants("minutely")).run([str(day)])
+    assert summary(warm) == summary(first) and warm.fill_events
 
 
 def test_arena_backtest_writes_the_same_run_directory_with_and_without_the_cache(

@@ -29,6 +29,7 @@ class RunLog:
     """
 
     BATCH = 4096
+    gathers = True  # its lines are kept (a source may skip handing them to one that is not)
 
     def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
         self.path = path

@@ -177,6 +177,8 @@ class ThinRunLog:
     before it). ``sha`` is the hash of the equivalent full log.
     """
 
+    gathers = True  # its market lines are counted and hashed
+
     BATCH = 4096
 
     def __init__(self, path: Path, header: dict[str, Any]) -> None:

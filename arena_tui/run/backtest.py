@@ -40,7 +40,7 @@ from arena_tui.run.parts import (
     Status,
     check_names,
 )
-from arena_tui.run.runlogs import NoRunLog, open_run_log
+from arena_tui.run.runlogs import open_run_log
 from arena_tui.run.sources import Live, Source, recorded
 from arena_tui.run.stream import Gate, Subscriber, bind_all, event_ears, gate_of, said_ears
 from engine import Engine, Line, MalformedInput, Season
@@ -237,7 +237,7 @@ class Backtest:
         and stops after the one that ends the season; a late one (a live feed) registers the
         strategies at its first input's time rather than at the season's start."""
         start, late = self.season.start, source.late
-        write = None if isinstance(self.log, NoRunLog) else self.log.write  # nothing to gather
+        write = self.log.write if self.log.gathers else None  # (no run log: nothing to gather)
         reads = source.reads
         registered = False
         lines = source.lines()

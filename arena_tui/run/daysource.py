@@ -97,6 +97,7 @@ class DaySource:
         engine.trust_books(whitespace_free=True)  # a day cache's books passed the checks
         log = self.log
         write = log.write
+        gather = log.gathers  # (no run log: a held line is not even copied out)
         hooks = self.hooks
         defer_books = not hooks.book_hooks
         defer_ctx = not hooks.ctx_hooks
@@ -140,7 +141,8 @@ class DaySource:
                         if skip:
                             if a is not None:
                                 held[2 * c + (kind == KIND_CTX)] = i
-                            write(bytes(blob[at:end]))
+                            if gather:
+                                write(bytes(blob[at:end]))
                             last_t = t
                             n += 1
                             if progress is not None and not n & every:

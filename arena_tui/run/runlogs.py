@@ -23,6 +23,8 @@ from engine import Season
 class NoRunLog(RunLog):
     """No run log: every line is dropped as it comes, nothing hashed, no file opened."""
 
+    gathers = False  # nothing to hand it: a source need not even copy a line for it
+
     def __init__(self) -> None:
         self.path = None
 

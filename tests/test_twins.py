@@ -18,14 +18,18 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arena_tui.logs.daykeep import keep_day
 from arena_tui.report.skill import matched
+from arena_tui.run import sources
 from arena_tui.run import twins as twins_module
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
+from arena_tui.run.daysource import DaySource
 from arena_tui.run.desk import Desk
 from arena_tui.run.market import ALO, IOC, Book
 from arena_tui.run.parts import Entrant
@@ -475,3 +479,38 @@ def test_twins_split_over_passes_are_ranked_as_the_engine_ranks_one_pass(
     ]
     _rank(rows)
     assert {r["entry"]: r["rank"] for r in rows} == want
+
+
+def test_twins_read_the_days_caches_and_trade_as_from_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The twins' pass reads the days' caches when they are all there (every line applied,
+    none held: the desk reads the engine after each), never writes one, and trades as the
+    pass over the log itself."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    maker = Trader()
+    maker.maker = True
+    season, result, log = traded(tmp_path, maker, swing=True)
+    end = result.replay.end
+    trips = trips_of(result.entrants[0].stats.fills, COIN, end)
+    # the log's coins only (a day's cache serves a season of coins it checked)
+    season = msgspec.structs.replace(season, markets=[season.markets[0]])
+    assert season.markets[0].coin == "BTC"
+    warm: list[bool] = []
+
+    class Seen(DaySource):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            warm.append(self.hold)
+
+    monkeypatch.setattr(sources, "DaySource", Seen)
+    cold = run_twins(season, [log], trips, n=5, seed=4, window=(season.start, end))
+    assert warm == [] and not any((tmp_path / "cache").rglob("*.day"))  # none written
+    keep_day(log)
+    cached = run_twins(season, [log], trips, n=5, seed=4, window=(season.start, end))
+    assert warm == [False]  # from the cache, nothing held
+    _same(cold, cached)
+    off = run_twins(season, [log], trips, n=5, seed=4, window=(season.start, end), cache=False)
+    assert warm == [False]  # --no-cache: the log itself
+    _same(cold, off)

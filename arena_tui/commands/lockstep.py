@@ -68,7 +68,9 @@ def judging_of(config: RunConfig, sources: Sequence[str] | None = None) -> Judgi
     """How a run of ``config`` is judged: its block length, seed, twins and latency, the
     twins trading on ``sources`` (default: the config's logs)."""
     logs = tuple(config.logs if sources is None else sources)
-    return Judging(config.epoch, config.seed, config.twins, logs, config.latency_ms)
+    return Judging(
+        config.epoch, config.seed, config.twins, logs, config.latency_ms, cache=config.cache
+    )
 
 
 def lockstep_report(

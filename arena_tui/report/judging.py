@@ -20,3 +20,4 @@ class Judging:
     sources: tuple[str, ...] = ()
     latency_ms: int = 0
     no_twins: str = "the run's market data is not at hand"
+    cache: bool = True  # the twins may read the days' caches (False: --no-cache)

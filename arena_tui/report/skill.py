@@ -150,6 +150,7 @@ def measure_twins(
         taken=[r["entry"] for r in result.replay.ranking],
         progress=progress,
         workers=twin_workers(how.sources, how.twins),
+        cache=how.cache,
     )
     return Twins(
         scores=[r["score"] for r in run.rows],

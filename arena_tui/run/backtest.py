@@ -61,7 +61,9 @@ class Backtest:
     run's own ledger (``run.stream``); one may be the gate. ``feed``: the live feed's URL,
     for a run on it (``run_live``). ``exit_value``: an entry's exit-value equity at each
     mark, for its stats. ``on_event``: every event, as it comes, before its hooks.
-    ``echo``: a strategy's output also goes to stderr (``run.hooks.Guard``)."""
+    ``echo``: a strategy's output also goes to stderr (``run.hooks.Guard``). ``hold``:
+    a warm pass may hold back the lines no hook reads; False when a subscriber reads the
+    engine's state after every line (the twins' desk): the warm pass then applies all."""
 
     def __init__(
         self,
@@ -76,8 +78,10 @@ class Backtest:
         exit_value: ExitValue | None = None,
         on_event: Callable[[ev.AnyEvent], None] | None = None,
         echo: bool = True,
+        hold: bool = True,
     ) -> None:
         names = check_names(entrants)
+        self.hold = hold
         self.config = config
         self.season = season
         self.engine = engine = Engine(season, record_prints=True)
@@ -187,7 +191,8 @@ class Backtest:
         """
         warm = self.config.cache and pace is None and self.gate is None
         q, log, hooks = self.queue, self.log, self.hooks
-        with recorded(logs, self.engine, q, log, hooks, self.config.cache, warm, progress) as src:
+        cache, hold = self.config.cache, self.hold
+        with recorded(logs, self.engine, q, log, hooks, cache, warm, progress, hold) as src:
             return self._pass(src, progress, pace)
 
     def run_live(

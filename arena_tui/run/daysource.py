@@ -56,10 +56,14 @@ class DaySource:
         hooks: Dispatch,
         progress: Status | None,
         every: int,
+        hold: bool = True,
     ) -> None:
         """``queue``: the runner's queue of strategy inputs; ``log``: its run log (the
-        held lines go into it here); ``hooks``: which hooks the strategies have."""
+        held lines go into it here); ``hooks``: which hooks the strategies have;
+        ``hold``: False, nothing is held or skipped (a subscriber reads the engine after
+        every line: the twins' desk): every line applied, built from the columns."""
         self.days = days
+        self.hold = hold
         self.engine = engine
         self.queue = queue
         self.log = log
@@ -160,7 +164,7 @@ class DaySource:
                         progress.update(n, t)
                     if engine.over:
                         return
-                    if hooks.live:
+                    if hooks.live and self.hold:
                         limit = engine.next_due
                         if queue and queue[0][0] < limit:
                             limit = queue[0][0] + 1

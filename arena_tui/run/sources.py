@@ -166,15 +166,17 @@ def recorded(
     cache: bool,
     warm: bool,
     progress: Status | None,
+    hold: bool = True,
 ) -> Recorded | DaySource:
     """The source of a pass over recorded ``logs``: their day caches when ``warm`` and
-    every one has a valid one (the warm pass), else the logs as they are (the cold pass,
-    caching them when ``cache``). Use it as a context manager around the pass."""
+    every one has a valid one (the warm pass; ``hold``: it may hold back what no hook
+    reads), else the logs as they are (the cold pass, caching them when ``cache``). Use it
+    as a context manager around the pass."""
     coins = [m.coin for m in engine.season.markets]
     days = open_days(logs, coins) if warm else None
     if days is None:
         return Recorded(logs, engine, log, cache, progress, EVERY)
-    source = DaySource(days, engine, queue, log, hooks, progress, EVERY)
+    source = DaySource(days, engine, queue, log, hooks, progress, EVERY, hold)
     try:
         log.reading(logs)
     except BaseException:

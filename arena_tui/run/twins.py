@@ -42,6 +42,7 @@ from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.desk import Desk, TwinBook
 from arena_tui.run.parts import BacktestResult, Entrant, Status
+from arena_tui.run.sources import open_days
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Strategy
 from arena_tui.run.trips import Leg, Placed, Trip, placements, timing_freedom, trips_of
@@ -120,18 +121,22 @@ def run_twins(
     taken: Sequence[str] = (),
     progress: Status | None = None,
     workers: int = 1,
+    cache: bool = True,
 ) -> TwinRun:
     """``n`` twins of ``trips`` (fewer for many legs: ``twin_count``) over ``logs`` (no run
     log); ``window``: where they may be laid (default: the season's). ``workers``: the
     twins are split into that many groups (at most), each one engine pass, all but the
     first in worker processes; twins never move each other's results (the module
-    docstring), so the run is the same whatever the split."""
+    docstring), so the run is the same whatever the split. ``cache``: read the days'
+    caches when they are all there (the same run, quicker)."""
     start, end = window or (season.start, season.end)
     n = twin_count(n, trips)
     plans = plan_twins(trips, n, seed, start, end)
     names = twin_names(n, taken)
     groups = _groups(n, workers)
-    jobs = [(season, tuple(logs), plans[a:b], names[a:b], seed, latency_ms) for a, b in groups]
+    jobs = [
+        (season, tuple(logs), plans[a:b], names[a:b], seed, latency_ms, cache) for a, b in groups
+    ]
     if len(jobs) == 1:
         parts = [_trade(*jobs[0], progress=progress)]
     else:  # the first group here while the others run in workers
@@ -212,15 +217,20 @@ def _trade(
     names: Sequence[str],
     seed: int,
     latency_ms: int,
+    cache: bool,
     progress: Status | None = None,
 ) -> _Part:
-    """One engine pass of the twins ``names`` (their ``plans``)."""
+    """One engine pass of the twins ``names`` (their ``plans``); ``cache``: from the days'
+    caches if they are all there."""
     entrants = [
         Entrant(name, Twin(), Path(""), stats=EntryStats(keep_marks=False)) for name in names
     ]
     desk = Desk(plans)
-    config = RunConfig(latency_ms=latency_ms, seed=seed, run_log="full", cache=False)
-    bt = Backtest(config, season, entrants, subscribers=(desk,))
+    # the days' caches when every one has one (never writing one here: workers share
+    # them), every line applied from the columns, none held: the desk reads the engine
+    warm = cache and _cached(logs, season)
+    config = RunConfig(latency_ms=latency_ms, seed=seed, run_log="full", cache=warm)
+    bt = Backtest(config, season, entrants, subscribers=(desk,), hold=False)
     result: BacktestResult = bt.run(list(logs), progress)
     rows = {r["entry"]: r for r in result.replay.ranking}
     remote = progress is None  # (a worker's: its fills go back pickled, as a list)
@@ -232,6 +242,14 @@ def _trade(
         active=[e.stats.active_marks for e in result.entrants],
         marks=max((e.stats.mark_count for e in result.entrants), default=0),
     )
+
+
+def _cached(logs: Sequence[str], season: Season) -> bool:
+    """Every one of ``logs`` has a valid day cache for the season's coins."""
+    days = open_days(logs, [m.coin for m in season.markets])
+    for day in days or ():
+        day.close()
+    return days is not None
 
 
 def _rank(rows: list[dict[str, Any]]) -> None:

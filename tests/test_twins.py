@@ -411,7 +411,7 @@ def test_twins_split_over_worker_processes_trade_and_rank_as_one_pass(tmp_path: 
     _same(one, split)
 
 
-def test_a_worker_that_dies_leaves_its_group_to_this_process(
+def test_a_worker_that_dies_or_cannot_start_leaves_its_group_to_this_process(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     season, result, log = traded(tmp_path, Trader(), minutes=20)
@@ -434,6 +434,14 @@ def test_a_worker_that_dies_leaves_its_group_to_this_process(
     monkeypatch.setattr(twins_module, "local_pool", lambda *a, **k: Dead())
     split = run_twins(season, [log], trips, n=4, seed=9, window=(season.start, end), workers=2)
     _same(one, split)
+
+    class Barren(Dead):
+        def submit(self, fn: Any, *args: Any) -> Future[Any]:
+            raise OSError("no process may start here")
+
+    monkeypatch.setattr(twins_module, "local_pool", lambda *a, **k: Barren())
+    alone = run_twins(season, [log], trips, n=4, seed=9, window=(season.start, end), workers=3)
+    _same(one, alone)
 
 
 def test_how_many_workers_a_twins_pass_gets(tmp_path: Path, monkeypatch: Any) -> None:

@@ -32,7 +32,7 @@ import itertools
 import os
 import random
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +141,7 @@ def run_twins(
         parts = [_trade(*jobs[0], progress=progress)]
     else:  # the first group here while the others run in workers
         with local_pool(len(jobs) - 1, ["arena_tui.run.twins"], finish=False) as pool:
-            later = [pool.submit(_trade, *job) for job in jobs[1:]]
+            later = [_submit(pool, job) for job in jobs[1:]]
             parts = [_trade(*jobs[0], progress=progress)]
             parts += [_result(f, job) for f, job in zip(later, jobs[1:], strict=True)]
     rows = [row for part in parts for row in part.rows]
@@ -158,9 +158,20 @@ def run_twins(
     )
 
 
-def _result(future: Future[_Part], job: tuple[Any, ...]) -> _Part:
-    """A worker's group, or the group run here when its worker died (killed, out of
-    memory): the run is the same either way, only slower."""
+def _submit(pool: Executor, job: tuple[Any, ...]) -> Future[_Part] | None:
+    """The group sent to a worker; None when no worker can start here (no fork server,
+    no process allowed): it is run here."""
+    try:
+        return pool.submit(_trade, *job)
+    except (OSError, RuntimeError, BrokenProcessPool):
+        return None
+
+
+def _result(future: Future[_Part] | None, job: tuple[Any, ...]) -> _Part:
+    """A worker's group, or the group run here when its worker could not start or died
+    (killed, out of memory): the run is the same either way, only slower."""
+    if future is None:
+        return _trade(*job)
     try:
         return future.result()
     except BrokenProcessPool:

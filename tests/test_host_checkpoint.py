@@ -492,3 +492,27 @@ def test_checkpoint_every_is_checked_and_off_turns_them_off(tmp_path: Path) -> N
         assert (0 < written <= KEEP) if every else written == 0
         assert (resumed is not None) == bool(every)
         assert session is not None and session.engine.entries() == ["alice", "bob"]
+
+
+def test_a_checkpoint_goes_to_disk_a_little_at_a_time_and_reads_back_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written in slices flushed to disk as it goes (one fsync of a large file at the end
+    held the log's own fsync behind it), the checkpoint is still the state, byte for byte."""
+    synced: list[int] = []
+    monkeypatch.setattr(checkpoint, "SYNC_EVERY", 4096)
+    monkeypatch.setattr(checkpoint, "_SYNC", synced.append)
+    log = tmp_path / "season.jsonl"
+    written = checkpoint_at(log, 9000)
+    assert len(synced) >= written.stat().st_size // (2 * 4096) > 2  # (slices of whole frames)
+    s = open_session(log)
+    try:
+        assert s.resumed_at == int(written.name.split(".")[2])  # it was taken
+        resumed = state(s)
+    finally:
+        shut(s)
+    full = open_session(log, ck=False)
+    try:
+        assert resumed == state(full)
+    finally:
+        shut(full)

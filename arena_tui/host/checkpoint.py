@@ -55,6 +55,11 @@ FORMAT = 2  # 2: the head and tail hashes of the quick check
 MAGIC = b"arena-checkpoint\n"
 KEEP = 3  # the newest checkpoints kept; older ones are removed after each write
 CHUNK_ITEMS = 1024  # fills or notes per frame: the loop runs other tasks between frames
+# bytes written between two flushes to disk of a checkpoint being written: one fsync of the
+# whole file at the end held the log's own fsync (the order path's) behind it, 35-44 ms for
+# 127 MB on this machine's disk; flushed every 2 MB, at most 9-12 ms
+SYNC_EVERY = 2 << 20
+_SYNC = getattr(os, "fdatasync", os.fsync)  # (the data is what matters: not on macOS)
 CHECKS = ("quick", "full")
 _LEN = struct.Struct(">I")
 
@@ -357,9 +362,18 @@ class Checkpoints:
         digest = hashlib.sha256(MAGIC)
         with open(tmp, "wb") as f:
             f.write(MAGIC)
+            unsynced = 0
             for part in parts:
-                f.write(part)
                 digest.update(part)
+                view = memoryview(part)
+                for at in range(0, len(view), SYNC_EVERY):
+                    piece = view[at : at + SYNC_EVERY]
+                    f.write(piece)
+                    unsynced += len(piece)
+                    if unsynced >= SYNC_EVERY:  # a little at a time: the log's fsync waits less
+                        f.flush()
+                        _SYNC(f.fileno())
+                        unsynced = 0
             f.write(digest.digest())
             f.flush()
             os.fsync(f.fileno())

@@ -60,7 +60,10 @@ MIN_TWINS = 39
 WORKERS_ENV = "ARENA_WORKERS"  # processes a twins' pass may use (twin_workers)
 MAX_WORKERS = 4
 SPLIT_MIN_TWINS = 20  # a group's fewest twins: fewer are not worth a worker's start
-SPLIT_MIN_BYTES = 8 << 20  # logs this small on disk are one pass: a worker starts in ~1 s
+# logs this small (uncompressed, about 6 h of three coins' data) are one pass: a worker
+# takes 1-2 s to start, and the pass over them is not much longer than that
+SPLIT_MIN_BYTES = 64 << 20
+PACKED = 6  # a .gz or .lz4 log's lines take about this many times its size on disk
 
 
 class Twin(Strategy):
@@ -181,7 +184,7 @@ def _result(future: Future[_Part] | None, job: tuple[Any, ...]) -> _Part:
 def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
     """How many processes a run's twins' pass is worth: ``ARENA_WORKERS`` if set, else the
     usable cores that are idle (by the load average; at most 4), one for a pass too short
-    to pay for a worker's start (logs under ``SPLIT_MIN_BYTES`` on disk) or too few
+    to pay for a worker's start (logs of under ``SPLIT_MIN_BYTES`` of lines) or too few
     twins. Only the time changes with it, never the twins' results."""
     text = os.environ.get(WORKERS_ENV, "").strip()
     if text:
@@ -191,7 +194,8 @@ def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
     size = 0
     for path in logs:
         with contextlib.suppress(OSError):
-            size += os.stat(path).st_size
+            packed = str(path).endswith((".gz", ".lz4"))
+            size += os.stat(path).st_size * (PACKED if packed else 1)
     if size < SPLIT_MIN_BYTES or n < 2 * SPLIT_MIN_TWINS:
         return 1
     cores = usable_cores()

@@ -86,8 +86,8 @@ _STOP = object()
 Item = _Request | _Tick | tuple[int, bytes, Line] | _Abort | object
 
 
-def settle() -> None:
-    """Move every object alive now out of the garbage collector's full passes (after a
+def settle(freeze: bool = True) -> None:
+    """(``freeze``:) move every object alive now out of the garbage collector's full passes (after a
     collection of the young ones): the season's state, its views and the fills they keep.
 
     A full pass stops the whole process, order path included, for as long as it takes to
@@ -95,8 +95,15 @@ def settle() -> None:
     ``arena_gc_pause_seconds`` dial). What is moved is still freed when nothing refers to it;
     only a cycle of garbage in the old generation at that moment is never freed, a
     bounded cost once an hour of log time (``--checkpoint-every``)."""
-    gc.collect(1)
-    gc.freeze()
+    if freeze:
+        gc.collect(1)
+        gc.freeze()
+
+
+def count_gap(dials: Dials, gap: Gap) -> None:
+    """A ``gap`` input on the dials: one more, and the time it covers."""
+    dials.gaps.labels(gap.reason or "unknown").inc()
+    dials.gap_seconds.inc(max(0, gap.to - gap.from_) / 1000)
 
 
 def stamp(item: Item, last_t: int | None, clock: Callable[[], int]) -> tuple[bytes, Line]:
@@ -133,13 +140,10 @@ class Session:
         checkpoints: Checkpoints | None = None,
         freeze_gc: bool = False,
     ) -> None:
-        """``freeze_gc``: the process is the host's alone; after the start and at each
-        checkpoint, what is held then leaves the garbage collector's full passes
-        (:func:`settle`)."""
         self.season = season
         self.coins = [m.coin for m in season.markets]
         self.checkpoints = checkpoints
-        self.freeze_gc = freeze_gc
+        self.freeze_gc = freeze_gc  # the host's own process: settle() at start, checkpoints
         self.hasher = hashlib.sha256()  # of the log's bytes so far: a checkpoint's name
         self._hashed = 0
         self.resumed_at: int | None = None  # the checkpoint's offset this start began at
@@ -189,8 +193,7 @@ class Session:
                 self.hasher.start()
         self._replay(offset, progress)
         self.store.put(self.views.rows.values())
-        if self.freeze_gc:
-            settle()
+        settle(self.freeze_gc)
         self._f = open(self.log, "ab")  # noqa: SIM115 - closed in close()
         self.durable_size = self._f.seek(0, os.SEEK_END)  # (a torn tail was cut above)
         if self.durable_size != self._hashed:  # (the lock keeps arena's writers out)
@@ -292,7 +295,7 @@ class Session:
             raw, line = stamp(item, self.last_t, self.clock)
             self.last_t = line.t
             if type(line.arena) is Gap:
-                self._gap(line.arena)
+                count_gap(self.dials, line.arena)
             stamped.append((raw, line))
         f = self._f
         assert f is not None
@@ -350,8 +353,7 @@ class Session:
         if t is None or (last is not None and t - last < ck.every_ms):
             return
         cap = self._capture()
-        if self.freeze_gc:
-            settle()
+        settle(self.freeze_gc)
         self._checkpoint_task = asyncio.get_running_loop().create_task(self._checkpoint(cap))
 
     async def _checkpoint(self, cap: Capture) -> None:
@@ -373,10 +375,6 @@ class Session:
         more = self.replayed + self.applied > self._checkpointed[0]
         if self.checkpoints is not None and more and self._hash_ready:
             await self._checkpoint(self._capture())
-
-    def _gap(self, gap: Gap) -> None:
-        self.dials.gaps.labels(gap.reason or "unknown").inc()
-        self.dials.gap_seconds.inc(max(0, gap.to - gap.from_) / 1000)
 
     @property
     def taking_orders(self) -> bool:

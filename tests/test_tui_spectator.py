@@ -27,6 +27,7 @@ import msgspec
 import pytest
 from textual.widgets import Input, Static, TabbedContent
 
+from arena_tui.host.clients import ReaderOptions
 from arena_tui.host.plan import HostOptions
 from arena_tui.host.register import register
 from arena_tui.host.server import Host
@@ -382,6 +383,40 @@ async def test_a_host_that_is_down_is_unreachable_then_connects_when_it_comes_up
         assert shown_rows(screen)[0][1] == "dave"  # what was last served stays on screen
         await pilot.press("q")
     assert source.done.wait(WAIT_S)
+
+
+@aio
+async def test_a_host_whose_public_reads_are_over_budget_is_waited_out_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """The host's budget for public reads (``--public-total``) refuses some of the
+    spectator's polls with 429 and Retry-After: the spectator stays connected, says it is
+    waiting, keeps what it showed, and reads again after the wait."""
+    season = season_file(tmp_path / "season.json", mark_interval_ms=1000)
+    opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0)
+    tight = ReaderOptions(total=(2, 2_000))  # 2 public requests in any 2 s, every client
+    host = Host(opts, feed=ManualFeed(), note=lambda _: None, readers=tight).start()
+    try:
+        register(opts.log, "erin", None, wall_ms)
+        source = SpectatorSource(SpectateSpec(host.info["url"]), backoff=Backoff(20, 200))
+        app = make_app(spectate=source.spec, spectators=lambda _: source)
+        async with app.run_test(size=(100, 24)) as pilot:
+            screen = spectator(app)
+            link = screen.query_one(LinkBar)
+            await until(pilot, lambda: shown_rows(screen) != [], "erin's row")
+            with httpx.Client(base_url=host.info["url"]) as other:  # another reader's share
+                while other.get("/v1/season").status_code != 429:
+                    pass
+            source.refresh()
+            await until(pilot, lambda: "rate limited (429)" in link.text, "the wait said")
+            assert link.text.startswith("● connected")
+            assert [row[1] for row in shown_rows(screen)] == ["erin"]  # kept on screen
+            await until(pilot, lambda: "rate limited" not in link.text, "read again")
+            assert link.text.startswith("● connected")
+            await pilot.press("q")
+        assert source.done.wait(WAIT_S)
+    finally:
+        host.stop()
 
 
 def test_host_urls_as_typed() -> None:

@@ -187,14 +187,24 @@ class _Poll:
 
     def round(self, now: float, coin: str | None) -> str | None:
         """One round of the reads that are due; the coin it was for."""
+        throttled = None
         try:
             if now >= self.due_scores:
-                season = self.client.season()
-                doc, rows = self.client.latest_scores(season.t)
-                self.season, self.final, self.rows = season, doc.final, rows
-                self.paper = doc.paper
-                self.scores_read += 1
-                self.due_scores = now + SCORES_S
+                try:
+                    season = self.client.season()
+                    doc, rows = self.client.latest_scores(season.t)
+                except Refused as exc:
+                    if exc.status != 429:
+                        raise HostDown(f"the host answered {exc.status} {exc.code}") from None
+                    # the host's budget for public reads: waited out, what was read is kept
+                    wait = exc.retry_after_s if exc.retry_after_s is not None else 1.0
+                    self.due_scores = now + wait
+                    throttled = f"public reads rate limited (429): again in {wait:g}s"
+                else:
+                    self.season, self.final, self.rows = season, doc.final, rows
+                    self.paper = doc.paper
+                    self.scores_read += 1
+                    self.due_scores = now + SCORES_S
                 coin = coin or self.coin()
             keyed_ok = now >= self.keyed_at  # no 429 to wait out
             book_due = now >= self.due_book and not self.book_locked
@@ -210,7 +220,7 @@ class _Poll:
             return coin
         self.ever_connected = True
         self.src.backoff.reset()
-        self.link = Link("connected")
+        self.link = Link("connected", throttled)
         return coin
 
     def read_book(self, coin: str, now: float) -> None:

@@ -65,6 +65,8 @@ def link_text(s: Spectated | None, url: str) -> Text:
         text.append(f"  scores {clock(max(r.t for r in s.rows))}")
     if s.final:
         text.append("  final", style="bold")
+    if link.reason is not None:  # connected, but waiting (the host's public budget)
+        text.append(f"  {link.reason}", style="yellow")
     return text
 
 

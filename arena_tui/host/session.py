@@ -143,6 +143,9 @@ class Session:
         self.batches = 0
         # bytes of the log that are whole lines written and fsynced: what GET /v1/log serves
         self.durable_size = 0
+        # told the new durable size after each batch (the reader process: host.readers);
+        # it must never block nor raise
+        self.on_durable: Callable[[int], None] | None = None
         self.failure: BaseException | None = None
         self.dials = Dials()  # (this session's own metrics registry: GET /metrics)
         self._f: IO[bytes] | None = None
@@ -300,6 +303,8 @@ class Session:
                 item.future.set_result(events)
         if views.changed:
             self.store.put(views.take_changed())
+        if self.on_durable is not None:  # (after the answers: the main port shows it first)
+            self.on_durable(self.durable_size)
         if self.checkpoints is not None and self._checkpoint_task is None and self._hash_ready:
             self._maybe_checkpoint()
 

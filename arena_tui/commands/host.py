@@ -189,6 +189,22 @@ def host_command(
             "proxy, raise it or turn it off.",
         ),
     ] = "50/1",
+    readers_port: Annotated[
+        int | None,
+        typer.Option(
+            "--readers-port",
+            metavar="PORT",
+            min=0,
+            max=65535,
+            help="Also serve the public reads (GET /v1/season, /v1/scores, /v1/log, "
+            "/v1/entries..., the page) on PORT, at the same --host, from a second process "
+            "that follows the log: readers then cost the orders' loop nothing. Route the "
+            "public paths there at your reverse proxy; its answers are the main port's "
+            "at a log offset a moment behind (GET /healthz there says how far). Keyed "
+            "paths are not served there; the main port still serves everything. 0: any "
+            "free port. docs/operating.md.",
+        ),
+    ] = None,
     log_rate: Annotated[
         float,
         typer.Option(
@@ -268,6 +284,11 @@ def host_command(
         )
     if replay is None and speed != "1":
         raise typer.BadParameter("--speed goes with --replay", param_hint="--speed")
+    if readers_port is not None and readers_port == port and port != 0:
+        raise typer.BadParameter(
+            f"{readers_port} is --port's; give the reader process another port (or 0)",
+            param_hint="--readers-port",
+        )
     opts = HostOptions(
         log=log,
         season=season,
@@ -280,6 +301,7 @@ def host_command(
         body_max=body_max,
         checkpoint_every_ms=every_ms,
         checkpoint_check=checkpoint_check,
+        readers_port=readers_port,
     )
     readers = reader_options(public_limit or [], trust_proxy or [], log_rate, public_total)
     server = Host(opts, on_ready=lambda info: _announce(info, as_json), readers=readers)

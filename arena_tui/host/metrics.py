@@ -105,6 +105,10 @@ class Dials:
             self.registry.register(_StateCollector(session, clock))
             self._watched = True
 
+    def watch_readers(self, lag: Callable[[], int | None]) -> None:
+        """Read the reader process's lag (bytes; None: not known yet) at every scrape."""
+        self.registry.register(_ReadersCollector(lag))
+
     def scrape(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -192,6 +196,25 @@ class _StateCollector(Collector):
             pending = len(a.pending) if a is not None else 0
             waiting.add_metric([m.coin], pending if is_stale else 0)
         yield from (lag, age, stale, waiting)
+
+
+class _ReadersCollector(Collector):
+    """``--readers-port``: how far the reader process is behind the log (host.readers)."""
+
+    def __init__(self, lag: Callable[[], int | None]) -> None:
+        self.lag = lag
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        lag = self.lag()
+        if lag is not None:
+            yield _gauge(
+                "arena_readers_lag_bytes",
+                "Bytes of the durable log the reader port has not applied yet",
+                lag,
+            )
 
 
 def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:

@@ -52,6 +52,7 @@ class HostOptions:
     fsync: bool = True
     checkpoint_every_ms: int | None = 3_600_000  # log time between checkpoints; None: off
     checkpoint_check: str = "quick"  # or "full" (host.checkpoint)
+    readers_port: int | None = None  # the public reads from a child process too (host.readers)
 
 
 @dataclass

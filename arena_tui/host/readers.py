@@ -195,7 +195,7 @@ class ReaderProcess:
         """On the loop, as the host stops: stdin's end stops the child; wait for it."""
         self._stopping.set()
         if self._session is not None:
-            self._session.on_durable = None
+            self._session.on_durable = lambda size: None
         self._close_fd()
         thread = self._thread
         if thread is not None:

@@ -205,7 +205,8 @@ def reader_child(port: int, n: int, seconds: float) -> None:
             with lock:
                 statuses[status] = statuses.get(status, 0) + 1
             if status == "429":
-                time.sleep(min(float(fields.get(b"retry-after", b"1")), stop - time.monotonic()))
+                wait = float(fields.get(b"retry-after", b"1"))
+                time.sleep(max(0.0, min(wait, stop - time.monotonic())))
         sock.close()
 
     threads = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(n)]

@@ -246,6 +246,10 @@ def host_command(
             raise typer.BadParameter(
                 "--lockstep writes DIR/run.jsonl: no --log", param_hint="--log"
             )
+        if readers_port is not None:
+            raise typer.BadParameter(
+                "a lockstep run has no reader process", param_hint="--readers-port"
+            )
         steps = LockstepConfig(
             names=tuple(entry or ["agent"]),
             think=think_time,  # type: ignore[arg-type]  # (checked by lockstep_report)

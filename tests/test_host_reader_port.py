@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,10 @@ def test_healthz_says_caught_up_and_metrics_show_the_lag(tmp_path: Path) -> None
             health = rc.get("/healthz")
             assert health.status_code == 200 and health.json()["behind_bytes"] == 0
             assert health.json()["season"] == "host-test"
+            # each durable size told is timed from the host's fsync to served here
+            wait_until(lambda: rc.get("/healthz").json()["lag_ms"]["n"] >= 2)  # (ticks)
+            lag = rc.get("/healthz").json()["lag_ms"]
+            assert 0 <= lag["p50"] <= lag["p99"] <= lag["max"]
             wait_until(lambda: "arena_readers_lag_bytes" in main.get("/metrics").text)
             line = next(
                 x for x in main.get("/metrics").text.splitlines() if x.startswith("arena_readers")
@@ -220,18 +225,20 @@ def test_a_line_not_yet_durable_is_never_applied_nor_served(
     season = load_season(season_path)
     f = Follower(season, log)
     f.load(0)
+    news = 0
     for cut in sorted(cuts):
         told = max(f.target, int(cut * len(data)))
-        f.target = told
+        news += f.tell(told, time.monotonic_ns())
         while f.step(limit=512):
             pass
         whole = data.rfind(b"\n", 0, told) + 1
         assert f.durable_size == whole  # every whole line told, and not a byte past it
         assert f.behind == told - whole
-    f.target = len(data)
+    news += f.tell(len(data), time.monotonic_ns())
     while f.step():
         pass
     assert f.durable_size == len(data) and f.behind == 0
+    assert len(f.lags_ms) == news and all(lag >= 0 for lag in f.lags_ms)  # (each told, served)
     # all of it, in any steps: what the host's own replay of the log answers
     s = Session(season, log, {}, ScoreStore(Path(":memory:")), clock=wall_ms)
     s._replay(0, None)

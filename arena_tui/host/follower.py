@@ -33,6 +33,7 @@ import os
 import socket
 import sys
 import time
+from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
@@ -58,6 +59,7 @@ from engine import Engine, MalformedInput, Season
 STEP_BYTES = 1 << 22  # of log applied between two turns of the loop (a catch-up's pace)
 REPORT_S = 0.2  # the least time between two ``served N`` lines to the host
 FRESH_S = 1.0  # /healthz says ok while caught up at some moment this recently
+LAGS_KEPT = 4096  # the latest lags (durable on the host to served here) /healthz sums up
 GRACEFUL_S = 2
 
 
@@ -75,6 +77,9 @@ class Follower:
         self.store = ScoreStore(Path(":memory:"))  # (its own rows: the log's, at its offset)
         self.durable_size = 0  # bytes of the log applied: whole lines, all served
         self.target = 0  # the host's durable size as last told
+        # (size, monotonic ns it became durable) told and not yet applied; the lags seen
+        self._told: deque[tuple[int, int]] = deque()
+        self.lags_ms: deque[float] = deque(maxlen=LAGS_KEPT)
         self.resumed_at: int | None = None
         self.last_caught_up = time.monotonic()
         self._head = b""
@@ -124,7 +129,34 @@ class Follower:
         self.durable_size = start + cut
         if self.durable_size >= self.target:
             self.last_caught_up = time.monotonic()
+        self._served(time.monotonic_ns())
         return cut
+
+    def tell(self, size: int, at_ns: int) -> bool:
+        """The host made the log durable up to ``size`` at ``at_ns`` (monotonic, this
+        machine's): whether that is news."""
+        if size <= self.target:
+            return False
+        self.target = size
+        self._told.append((size, at_ns))
+        return True
+
+    def _served(self, now_ns: int) -> None:
+        """Each size told that is now applied: its lag, durable to served (ms)."""
+        told, done = self._told, self.durable_size
+        while told and told[0][0] <= done:
+            self.lags_ms.append((now_ns - told.popleft()[1]) / 1e6)
+
+    def lag_summary(self) -> dict[str, float]:
+        """p50/p99/max of the lags kept (durable on the host to served here, ms)."""
+        lags = sorted(self.lags_ms)
+        if not lags:
+            return {"n": 0}
+
+        def pick(p: float) -> float:
+            return round(lags[min(len(lags) - 1, int(len(lags) * p))], 3)
+
+        return {"n": len(lags), "p50": pick(0.5), "p99": pick(0.99), "max": round(lags[-1], 3)}
 
 
 class _Bytes:
@@ -180,6 +212,7 @@ class ReaderApi(Api):
             "behind_bytes": behind,
             "served_bytes": f.durable_size,
             "durable_bytes": f.target,
+            "lag_ms": f.lag_summary(),  # of the last LAGS_KEPT sizes told, durable to served
         }
         return answer(body, 200 if ok else 503, {"Cache-Control": "no-store"})
 
@@ -207,9 +240,9 @@ class _Child:
         self._reported = 0.0
         self._report_due: asyncio.TimerHandle | None = None
 
-    def told(self, size: int) -> None:
-        if size > self.follower.target:
-            self.follower.target = size
+    def told(self, line: bytes) -> None:
+        size, _, at_ns = line.partition(b" ")
+        if self.follower.tell(int(size), int(at_ns or time.monotonic_ns())):
             self.more.set()
 
     async def follow(self) -> None:
@@ -247,7 +280,7 @@ class _Child:
         first = await lines.readline()
         if not first:
             return
-        self.told(int(first))
+        self.told(first)
         self.follower.load(self.follower.target)
         sock = socket.socket(fileno=self.conf.fd)
         api = ReaderApi(
@@ -278,7 +311,7 @@ class _Child:
 
     async def _read(self, lines: asyncio.StreamReader) -> None:
         while line := await lines.readline():
-            self.told(int(line))
+            self.told(line)
         if self.server is not None:  # stdin's end: the host stopped or died
             self.server.should_exit = True
 

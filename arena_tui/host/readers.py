@@ -121,6 +121,7 @@ class ReaderProcess:
         self._fd: int | None = None  # the write end of the current child's stdin
         self._blocked = False
         self._want = 0
+        self._want_at = 0  # time.monotonic_ns() when the log became durable up to _want
         self._stopping = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
@@ -143,14 +144,14 @@ class ReaderProcess:
         """On the host's loop: tell the child every durable size from now on."""
         self._loop = asyncio.get_running_loop()
         self._session = session
-        self._want = session.durable_size
+        self._want, self._want_at = session.durable_size, time.monotonic_ns()
         session.on_durable = self.tell
         self._thread = threading.Thread(target=self._watch, name="arena-readers", daemon=True)
         self._thread.start()
 
     def tell(self, size: int) -> None:
         """The log is durable up to ``size`` (the loop, after a batch): never blocks."""
-        self._want = size
+        self._want, self._want_at = size, time.monotonic_ns()
         if self._fd is not None and not self._blocked:
             self._flush()
 
@@ -158,7 +159,7 @@ class ReaderProcess:
         fd, loop = self._fd, self._loop
         assert fd is not None and loop is not None
         try:
-            os.write(fd, b"%d\n" % self._want)  # (under PIPE_BUF: all of it or nothing)
+            os.write(fd, b"%d %d\n" % (self._want, self._want_at))  # (< PIPE_BUF: atomic)
         except BlockingIOError:  # the child is slow: the newest size, when it drains
             self._blocked = True
             loop.add_writer(fd, self._drained)

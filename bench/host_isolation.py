@@ -61,6 +61,7 @@ async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -
     got: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     host_side: dict[str, dict[str, dict[float, float]]] = {side: {} for side in lat}
     target = {"main_port": port, "reader_port": args.readers_port_number}
+    lags: list[dict[str, float]] = []  # the reader port's own lag figures, after each round
 
     def add(side: str, before: dict[str, Any], after: dict[str, Any]) -> None:
         for name in HISTOGRAMS:
@@ -83,6 +84,8 @@ async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -
             if child is not None:
                 out, _ = await asyncio.to_thread(child.communicate, None, 60)
                 got[side].append(json.loads(out))
+            if side == "reader_port":
+                lags.append(await asyncio.to_thread(reader_lag, target[side]))
     for xs in lat.values():
         xs.sort()
     idle = percentiles(lat["idle"])
@@ -115,7 +118,21 @@ async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -
             "reader_statuses": dict(sorted(statuses.items())),
             "target_met": ratio["p99_ms"] <= TARGET_ISOLATION,
         }
+        if side == "reader_port":
+            result[side]["lag_ms"] = lags
     return result
+
+
+def reader_lag(port: int) -> dict[str, float]:
+    """The reader port's ``GET /healthz`` ``lag_ms``: its latest lags, from the host's
+    fsync of a batch to the batch served there (p50/p99/max, ms)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := c.recv(1 << 16):
+            data += chunk
+    lag: dict[str, float] = json.loads(data.partition(b"\r\n\r\n")[2])["lag_ms"]
+    return lag
 
 
 def print_isolation(iso: dict[str, Any]) -> None:
@@ -138,6 +155,12 @@ def print_isolation(iso: dict[str, Any]) -> None:
         print(
             f"      target p99 with readers <= {TARGET_ISOLATION:g}x idle: {yes[s['target_met']]}"
         )
+        for lag in s.get("lag_ms", []):
+            print(
+                f"      the reader port's lag, the host's fsync to served (its last {lag['n']} "
+                f"batches): p50 {lag.get('p50')} ms, p99 {lag.get('p99')} ms, max "
+                f"{lag.get('max')} ms"
+            )
     for name in HISTOGRAMS:
         cells = [iso["host_side"][side][name] for side in ["idle", *iso["sides"]]]
         print(

@@ -328,6 +328,7 @@ async def _main() -> None:
         conf = msgspec.json.decode(head, type=Config)
     except msgspec.DecodeError as exc:
         raise SystemExit(f"arena: host: readers: bad configuration: {exc}") from None
+    os.nice(conf.nice)
     await _Child(conf, sys.stdout.buffer).run(lines)
 
 

@@ -42,6 +42,7 @@ FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
 STEADY_S = 60.0  # a child that ran this long before exiting is restarted after FIRST_DELAY_S
 STOP_WAIT_S = 5.0
+NICE = 10  # the child's: on the host's cores, the orders' loop comes first
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):
@@ -58,6 +59,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
     trusted: list[str]
     log_rate: int
     total: list[int] | None
+    nice: int = NICE
 
 
 def config_for(

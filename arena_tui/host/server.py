@@ -183,15 +183,15 @@ class Host:
         finally:
             feed.stop()
             ticker.cancel()
-            if self.reader is not None:
-                self.reader.stop()
-                self.reader.sock.close()
             if ctl is not None:
                 ctl.close()
             if not engine.done():
                 session.stop()
             with contextlib.suppress(Exception):
                 await engine
+            if self.reader is not None:  # (after the drain: its last batches told too)
+                self.reader.stop()
+                self.reader.sock.close()
             session.close()
             session.store.close()
             with contextlib.suppress(FileNotFoundError):

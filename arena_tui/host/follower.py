@@ -34,8 +34,9 @@ import socket
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import msgspec
 import uvicorn
@@ -67,7 +68,9 @@ class Follower:
     """A read-only session over a log another process writes (module docstring): what
     ``Api`` reads of a session, with ``durable_size`` the bytes applied (and served)."""
 
-    def __init__(self, season: Season, log: Path, note: Any = None) -> None:
+    def __init__(
+        self, season: Season, log: Path, note: Callable[[str], None] | None = None
+    ) -> None:
         self.season = season
         self.log = log
         self.coins = [m.coin for m in season.markets]

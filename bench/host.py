@@ -16,18 +16,11 @@ order every 500 ms (its limit, evenly spaced, phases spread):
 
   load 1: all the entries (2 x entries orders/s offered): accepted orders per second;
   load 2: 100 entries (200 orders/s): the answer latency, p50 and p99;
-  load 3 (reader isolation): the same 100 entries' order latency with no reader, then
-  with ``--readers`` (50) concurrent public readers, alternating for ``--rounds`` rounds:
-  p50/p95/p99 of each side and the ratio (goal: p99 with readers within 2x of idle).
-
-The readers run in a child process (their own CPU, not this loop's), one thread and one
-kept-alive connection each, each from its own loopback address (127.0.0.2, ...: a client
-of its own to the host's per-client limits), reading in a loop as fast as answers come:
-half of them the whole log, the other half the views (the scores, the entries, one entry's
-marks and another's fills, the season, in turn); each waits out a 429's Retry-After as a
-polite client does. The child runs at nice 19
-(``--readers-nice``): it stands for readers on other machines, whose CPU is not the
-host's; at 0 it takes its even share of this machine's two cores from the host.
+  load 3 (reader isolation, ``bench/host_isolation.py``): the same 100 entries' order
+  latency with no reader, with ``--readers`` (50) concurrent public readers on the main
+  port, and with them on the reader port (``--readers-port``), alternating for
+  ``--rounds`` rounds: p50/p95/p99 of each side and each side's ratio to idle (goal: p99
+  with readers within 2x of idle).
 
 Orders are IOC bids 5% under the mark: accepted (200), never filled, closed when they
 activate on the next fresh book, so no entry runs out of slots. The client is a minimal
@@ -41,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import re
 import select
@@ -50,7 +42,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -222,6 +213,8 @@ async def bench(
     if args.only in (None, "isolation"):
         if "load_200" in out:
             await asyncio.sleep(10)
+        from bench.host_isolation import isolation
+
         out["isolation"] = await isolation(await fresh(entries[:100]), port, args)
     for e in entries:
         assert e.writer is not None
@@ -283,126 +276,6 @@ def bucket_percentiles(before: dict[float, float], after: dict[float, float]) ->
     }
 
 
-async def isolation(entries: list[Entry], port: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Load 3: the entries' order latency idle and with readers, alternating rounds; and
-    the host's own view of each side (its /metrics histograms: the orders' handling, the
-    log's fsync), to tell the host's time from the machine's."""
-    idle: list[float] = []
-    busy: list[float] = []
-    readers: list[dict[str, Any]] = []
-    host_side: dict[str, dict[str, dict[float, float]]] = {"idle": {}, "readers": {}}
-
-    def add(side: str, before: dict[str, Any], after: dict[str, Any]) -> None:
-        for name in HISTOGRAMS:
-            acc = host_side[side].setdefault(name, {})
-            for le, n in after[name].items():
-                acc[le] = acc.get(le, 0.0) + n - before[name].get(le, 0.0)
-
-    for r in range(args.rounds):
-        say(f"load 3, round {r + 1}/{args.rounds}: 200 orders/s idle for {args.seconds:g} s")
-        before = await asyncio.to_thread(scrape, port)
-        idle += (await load(entries, args.seconds))["latencies"]
-        add("idle", before, await asyncio.to_thread(scrape, port))
-        say(f"load 3, round {r + 1}/{args.rounds}: with {args.readers} public readers")
-        child = start_readers(port, args.readers, args.seconds + 1.5, args.readers_nice)
-        before = await asyncio.to_thread(scrape, port)
-        busy += (await load(entries, args.seconds))["latencies"]
-        add("readers", before, await asyncio.to_thread(scrape, port))
-        out, _ = await asyncio.to_thread(child.communicate, None, 60)
-        readers.append(json.loads(out))
-    idle.sort()
-    busy.sort()
-    a, b = percentiles(idle), percentiles(busy)
-    ratio = {k: round(b[k] / a[k], 2) if a[k] else 0.0 for k in ("p50_ms", "p95_ms", "p99_ms")}
-    statuses: dict[str, int] = {}
-    for got in readers:
-        for k, v in got["statuses"].items():
-            statuses[k] = statuses.get(k, 0) + v
-    return {
-        "readers": args.readers,
-        "readers_nice": args.readers_nice,
-        "rounds": args.rounds,
-        "idle": a,
-        "with_readers": b,
-        "ratio": ratio,
-        "reader_mb_per_s": round(
-            sum(x["bytes"] for x in readers) / 1e6 / sum(x["seconds"] for x in readers), 1
-        ),
-        "reader_statuses": dict(sorted(statuses.items())),
-        "target_met": ratio["p99_ms"] <= TARGET_ISOLATION,
-        "host_side": {
-            side: {name: bucket_percentiles({}, h) for name, h in got.items()}
-            for side, got in host_side.items()
-        },
-    }
-
-
-def start_readers(port: int, n: int, seconds: float, nice: int) -> subprocess.Popen[str]:
-    cmd = [sys.executable, __file__, "--reader-child", str(port), str(n), str(seconds)]
-    child = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: os.nice(nice)
-    )
-    assert child.stdout is not None
-    if child.stdout.readline().strip() != "ready":
-        raise SystemExit("bench: the readers did not start")
-    return child
-
-
-def reader_child(port: int, n: int, seconds: float) -> None:
-    """The child: ``n`` reader threads for ``seconds``; prints ready, then one JSON line."""
-    stop = time.monotonic() + seconds
-    total = [0] * n
-    statuses: dict[str, int] = {}
-    lock = threading.Lock()
-
-    def read(i: int) -> None:
-        buf = bytearray(1 << 20)
-        view = memoryview(buf)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind((f"127.0.0.{2 + i}", 0))
-        sock.connect(("127.0.0.1", port))
-        sock.settimeout(30)
-        turn = i // 2
-        paths = LOG_PATHS if i % 2 == 0 else VIEW_PATHS
-        while time.monotonic() < stop:
-            path = paths[turn % len(paths)]
-            turn += 1
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                got = sock.recv(65536)
-                if not got:
-                    return
-                head += got
-            head, _, rest = head.partition(b"\r\n\r\n")
-            status = head[9:12].decode()
-            pairs = (line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
-            fields = {name.strip().lower(): value.strip() for name, value in pairs}
-            length = int(fields.get(b"content-length", b"0"))
-            left = length - len(rest)
-            while left > 0:
-                n_read = sock.recv_into(view[: min(left, len(buf))])
-                if not n_read:
-                    return
-                left -= n_read
-            total[i] += length
-            with lock:
-                statuses[status] = statuses.get(status, 0) + 1
-            if status == "429":
-                time.sleep(min(float(fields.get(b"retry-after", b"1")), stop - time.monotonic()))
-        sock.close()
-
-    threads = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(n)]
-    started = time.monotonic()
-    print("ready", flush=True)
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(seconds + 30)
-    elapsed = time.monotonic() - started
-    print(json.dumps({"bytes": sum(total), "seconds": elapsed, "statuses": statuses}))
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=1200)
@@ -414,11 +287,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=3, help="load 3: idle/readers rounds")
     ap.add_argument("--readers-nice", type=int, default=19, help="load 3: the readers' nice")
     ap.add_argument(
+        "--readers-at",
+        choices=["both", "main", "port"],
+        default="both",
+        help="load 3: readers on the main port, on the reader port (arena host "
+        "--readers-port), or both sides in turn (default)",
+    )
+    ap.add_argument(
         "--host-arg", action="append", default=[], help="one more argument to arena host"
     )
     ap.add_argument("--reader-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.reader_child:
+        from bench.host_isolation import reader_child
+
         port, n, seconds = args.reader_child
         reader_child(int(port), int(n), float(seconds))
         return
@@ -426,7 +308,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--entries: at least 100 (the second load uses 100)")
     with tempfile.TemporaryDirectory(dir=ROOT, prefix=".bench-host-") as tmp:
         work = Path(tmp)
-        proc, info = start_host(work, args.speed, args.host_arg)
+        extra = list(args.host_arg)
+        if args.only in (None, "isolation") and args.readers_at != "main":
+            extra += ["--readers-port", "0"]
+        proc, info = start_host(work, args.speed, extra)
+        args.readers_port_number = info.get("readers_port")
         try:
             say(f"host on {info['url']}; registering {args.entries:,} entries")
             log = work / "season.jsonl"
@@ -471,25 +357,9 @@ def main(argv: list[str] | None = None) -> None:
         )
     iso = result.get("isolation")
     if iso is not None:
-        a, b, r = iso["idle"], iso["with_readers"], iso["ratio"]
-        print(
-            f"  load 3: 200 orders/s, {iso['rounds']} rounds idle / with {iso['readers']} "
-            f"public readers ({iso['reader_mb_per_s']:,} MB/s read, statuses "
-            f"{iso['reader_statuses']}):"
-        )
-        for k in ("p50_ms", "p95_ms", "p99_ms"):
-            print(f"    {k[:-3]}: idle {a[k]} ms, with readers {b[k]} ms: {r[k]}x")
-        print(
-            f"    target p99 with readers <= {TARGET_ISOLATION:g}x idle: {yes[iso['target_met']]}"
-        )
-        for name in HISTOGRAMS:
-            i, w = iso["host_side"]["idle"][name], iso["host_side"]["readers"][name]
-            print(
-                f"    the host's own {name} time (its /metrics buckets): p50 <= "
-                f"{i['p50_le_ms']:g} / {w['p50_le_ms']:g} ms, p99 <= {i['p99_le_ms']:g} / "
-                f"{w['p99_le_ms']:g} ms, over 10 ms {i['over_10ms']:.2%} / {w['over_10ms']:.2%}"
-                " (idle / with readers)"
-            )
+        from bench.host_isolation import print_isolation
+
+        print_isolation(iso)
 
 
 if __name__ == "__main__":

@@ -164,12 +164,21 @@ def hosted(
     entries: tuple[str, ...] = ("alice", "bob"),
     market: bool = True,
     readers: ReaderOptions = UNLIMITED,
+    readers_port: int | None = None,
+    checkpoint_every_ms: int | None = 3_600_000,
     **rules: int,
 ) -> Iterator[Hosted]:
     """A host in a thread on a fresh log, with ``entries`` registered and BTC priced;
     its public endpoints unlimited unless ``readers`` says otherwise (tests poll them)."""
     season = season or season_file(tmp_path / "season.json", **rules)
-    opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0, body_max=body_max)
+    opts = HostOptions(
+        log=tmp_path / "season.jsonl",
+        season=season,
+        port=0,
+        body_max=body_max,
+        readers_port=readers_port,
+        checkpoint_every_ms=checkpoint_every_ms,
+    )
     feed = ManualFeed()
     notes: list[str] = []
     kwargs: dict[str, Any] = {"limiter_clock": limiter_clock} if limiter_clock else {}

@@ -241,3 +241,47 @@ def test_script_json_holds_no_markup_or_line_separator() -> None:
     text = script_json(doc)
     assert not set("<>&\u2028\u2029") & set(text)
     assert json.loads(text) == doc
+
+
+def test_the_page_on_the_reader_port_renders_and_its_polls_follow(
+    tmp_path: Path, browser: Any
+) -> None:
+    """``--readers-port``: the page served by the reader process polls that port (relative
+    URLs), shows its rows and follows new marks and fills as on the main port."""
+    with hosted(tmp_path, mark_interval_ms=1000, readers=PAGE_READERS, readers_port=0) as h:
+        h.__class__ = PageHosted
+        reader = h.host.reader
+        assert reader is not None and reader.started.wait(20)
+        local = httpx.HTTPTransport(local_address="127.0.0.2")
+        events = {"request": [_fresh_client]}
+        with (
+            httpx.Client(base_url=reader.url, transport=local, event_hooks=events) as anon,
+            h.client("alice") as alice,
+        ):
+            wait_until(lambda: len(anon.get("/v1/scores").json()["rows"]) == 2, 20)
+            pg = open_page(browser, reader.url)
+            try:
+                assert pg.title() == "arena season host-test"
+                pg.wait_for_function(
+                    "() => document.querySelectorAll('#scores-body tr').length === 2",
+                    timeout=WAIT_MS,
+                )
+                shown = shown_rows(pg)
+                assert shown in [latest_day(doc) for doc in pg.scores if doc["rows"]]
+                pg.wait_for_function(
+                    "(t) => Number(document.querySelector('#scores-body tr td:last-child')"
+                    ".dataset.raw) > t",
+                    arg=shown[0]["t"],
+                    timeout=WAIT_MS,
+                )
+                assert all(s.startswith(reader.url + "/v1/scores") for s in pg.scores_urls)
+                taker = alice.post("/v1/orders", json={**order(px=100_010, tif=3), "note": "go"})
+                h.book_after(taker.json()["activates_at"])
+                pg.wait_for_function(
+                    "() => document.querySelectorAll('#fills-body tr').length === 1",
+                    timeout=WAIT_MS,
+                )
+                assert pg.inner_text("#fills-body .note") == "go"
+                assert pg.messages == [] and pg.requests == []
+            finally:
+                pg.context.close()

@@ -189,6 +189,22 @@ def host_command(
             "proxy, raise it or turn it off.",
         ),
     ] = "50/1",
+    readers_port: Annotated[
+        int | None,
+        typer.Option(
+            "--readers-port",
+            metavar="PORT",
+            min=0,
+            max=65535,
+            help="Also serve the public reads (GET /v1/season, /v1/scores, /v1/log, "
+            "/v1/entries..., the page) on PORT, at the same --host, from a second process "
+            "that follows the log: readers then cost the orders' loop nothing. Route the "
+            "public paths there at your reverse proxy; its answers are the main port's "
+            "at a log offset a moment behind (GET /healthz there says how far). Keyed "
+            "paths are not served there; the main port still serves everything. 0: any "
+            "free port. docs/operating.md.",
+        ),
+    ] = None,
     log_rate: Annotated[
         float,
         typer.Option(
@@ -230,6 +246,10 @@ def host_command(
             raise typer.BadParameter(
                 "--lockstep writes DIR/run.jsonl: no --log", param_hint="--log"
             )
+        if readers_port is not None:
+            raise typer.BadParameter(
+                "a lockstep run has no reader process", param_hint="--readers-port"
+            )
         steps = LockstepConfig(
             names=tuple(entry or ["agent"]),
             think=think_time,  # type: ignore[arg-type]  # (checked by lockstep_report)
@@ -268,6 +288,11 @@ def host_command(
         )
     if replay is None and speed != "1":
         raise typer.BadParameter("--speed goes with --replay", param_hint="--speed")
+    if readers_port is not None and readers_port == port and port != 0:
+        raise typer.BadParameter(
+            f"{readers_port} is --port's; give the reader process another port (or 0)",
+            param_hint="--readers-port",
+        )
     opts = HostOptions(
         log=log,
         season=season,
@@ -281,6 +306,7 @@ def host_command(
         checkpoint_every_ms=every_ms,
         checkpoint_check=checkpoint_check,
         freeze_gc=True,  # this process is the host's alone
+        readers_port=readers_port,
     )
     readers = reader_options(public_limit or [], trust_proxy or [], log_rate, public_total)
     server = Host(opts, on_ready=lambda info: _announce(info, as_json), readers=readers)

@@ -135,11 +135,12 @@ class Api:
         # One route per path, whatever its methods: Starlette answers a method no route of
         # a path takes with the first partly matching route's Allow, so two routes for
         # /v1/orders made OPTIONS /v1/orders say "Allow: POST" (GET missing).
+        paths = self.paths()
         routes: list[BaseRoute] = [
-            _route(p, self._limited(p, by_method), self.dials)
-            for p, by_method in self.paths().items()
+            _route(p, self._limited(p, by_method), self.dials) for p, by_method in paths.items()
         ]
-        routes.append(WebSocketRoute("/v1/stream", self.stream))
+        if "/v1/stream" in paths:  # (not on the reader port: host.follower)
+            routes.append(WebSocketRoute("/v1/stream", self.stream))
         handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _server_error}
         return Starlette(routes=routes, exception_handlers=handlers)
 

@@ -246,16 +246,37 @@ class Checkpoints:
     def path_for(self, offset: int, sha256: str) -> Path:
         return self.dir / f"{self.log.name}.{offset:016d}.{sha256}.ckpt"
 
-    def listed(self) -> list[tuple[int, str, Path]]:
-        """(offset, prefix sha256, path) of every checkpoint file, newest (largest) first."""
+    def listed(self, *, tidy: bool = True) -> list[tuple[int, str, Path]]:
+        """(offset, prefix sha256, path) of every checkpoint file, newest (largest) first;
+        ``tidy``: remove the temporary files of writes cut short (only the lock's holder)."""
         found = []
         for entry in os.scandir(self.dir):
             m = self._name.fullmatch(entry.name)
             if m is not None:
                 found.append((int(m.group(1)), m.group(2), Path(entry.path)))
-            elif entry.name.startswith(self._tmp_prefix):
+            elif tidy and entry.name.startswith(self._tmp_prefix):
                 _remove(Path(entry.path))  # a write cut short (the host holds the lock)
         return sorted(found, reverse=True)
+
+    def load_read_only(self, season: Season, upto: int) -> Restored | None:
+        """For a follower of a log another process writes (``host.follower``): the newest
+        checkpoint at or before byte ``upto`` whose quick check passes; nothing is removed
+        or written (the host owns these files, and checks the whole prefix itself)."""
+        for offset, sha, path in self.listed(tidy=False):
+            if offset > upto:
+                continue
+            try:
+                restored = read(path, season)
+                meta = restored.meta
+                if meta.offset != offset or meta.log_sha256 != sha:
+                    raise Unusable("its name and its contents disagree")
+                if ends(self.log, offset) != (meta.head_sha256, meta.tail_sha256):
+                    raise Unusable("the log's first bytes are not the ones it was made from")
+            except (Unusable, OSError) as exc:  # (pruned by the host meanwhile, say)
+                self.note(f"checkpoint {path.name} not used: {exc}")
+                continue
+            return restored
+        return None
 
     # ---- reading -----------------------------------------------------------------------
 

@@ -113,6 +113,10 @@ class Dials:
             self.registry.register(_StateCollector(session, clock))
             self._watched = True
 
+    def watch_readers(self, lag: Callable[[], int | None]) -> None:
+        """Read the reader process's lag (bytes; None: not known yet) at every scrape."""
+        self.registry.register(_ReadersCollector(lag))
+
     def scrape(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -256,6 +260,25 @@ def _bound(value: float) -> str:
 
 
 _GC = GcPauses()
+
+
+class _ReadersCollector(Collector):
+    """``--readers-port``: how far the reader process is behind the log (host.readers)."""
+
+    def __init__(self, lag: Callable[[], int | None]) -> None:
+        self.lag = lag
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        lag = self.lag()
+        if lag is not None:
+            yield _gauge(
+                "arena_readers_lag_bytes",
+                "Bytes of the durable log the reader port has not applied yet",
+                lag,
+            )
 
 
 def _gauge(name: str, text: str, value: float) -> GaugeMetricFamily:

@@ -55,6 +55,7 @@ class HostOptions:
     # the process is the host's own (``arena host``): what the session holds for good is
     # kept out of the garbage collector's full passes (``host.session.settle``)
     freeze_gc: bool = False
+    readers_port: int | None = None  # the public reads from a child process too (host.readers)
 
 
 @dataclass

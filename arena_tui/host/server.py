@@ -35,6 +35,7 @@ from arena_tui.host.lock import LogLock
 from arena_tui.host.offload import OffloadProtocol
 from arena_tui.host.plan import HostOptions, Plan, plan, season_path
 from arena_tui.host.ratelimit import MovingWindow, monotonic_ms
+from arena_tui.host.readers import ReaderProcess
 from arena_tui.host.session import Session
 from arena_tui.host.store import ScoreStore, db_path
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
@@ -77,6 +78,7 @@ class Host:
         self.session: Session | None = None
         self.server: uvicorn.Server | None = None
         self.sock: socket.socket | None = None
+        self.reader: ReaderProcess | None = None  # --readers-port's child (host.readers)
         self.info: dict[str, Any] = {}
         self.season_file = b""  # the season file beside the log, as read at start
         self.ready = threading.Event()
@@ -126,6 +128,21 @@ class Host:
         if self.feed is None:
             self.feed = self._make_feed(p)
         self.sock = _bind(opts.host, opts.port)
+        if opts.readers_port is not None:
+            try:
+                rsock = _bind(opts.host, opts.readers_port, "--readers-port ")
+            except HostError:
+                self.sock.close()
+                raise
+            self.reader = ReaderProcess(
+                rsock,
+                log=opts.log,
+                season_file=self.season_file,
+                body_max=opts.body_max,
+                readers=self.readers,
+                note=self.note,
+            )
+            session.dials.watch_readers(self.reader.lag)
 
     def _make_feed(self, p: Plan) -> MarketFeed:
         coins = [m.coin for m in p.season.markets]
@@ -154,6 +171,8 @@ class Host:
             if session.last_t is not None:
                 self._restart_gap(session, session.last_t)
             feed.start(session.push_feed)
+            if self.reader is not None:
+                self.reader.start(session)
             server = self.server = uvicorn.Server(self._config(session))
             serving = asyncio.create_task(server.serve(sockets=[sock]))
             engine.add_done_callback(lambda _: setattr(server, "should_exit", True))
@@ -171,6 +190,9 @@ class Host:
                 session.stop()
             with contextlib.suppress(Exception):
                 await engine
+            if self.reader is not None:  # (after the drain: its last batches told too)
+                self.reader.stop()
+                self.reader.sock.close()
             session.close()
             session.store.close()
             with contextlib.suppress(FileNotFoundError):
@@ -211,12 +233,17 @@ class Host:
             "replayed": session.replayed,
             "entries": len(session.engine.entries()),
         }
+        also = ""
+        if self.reader is not None:
+            self.info["readers_url"] = self.reader.url
+            self.info["readers_port"] = self.reader.sock.getsockname()[1]
+            also = f"; public reads also on {self.reader.url}"
         s = session.season
         self.note(
             f"season {s.id} (rules {s.rules_sha256[:12]}...), log {self.opts.log} "
             f"({plural(session.replayed, 'input')} replayed, "
             f"{plural(len(session.engine.entries()), 'entry', 'entries')}); "
-            f"serving {url} (API: {url}/openapi.json)"
+            f"serving {url} (API: {url}/openapi.json){also}"
         )
         if self.on_ready is not None:
             self.on_ready(self.info)
@@ -299,7 +326,7 @@ def uvicorn_config(app: Any, *, graceful_s: int) -> uvicorn.Config:
     )
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, option: str = "") -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto given: asyncio turns Nagle off only on sockets that say IPPROTO_TCP (with 0, a
     # kept-alive connection waited ~40 ms on delayed ACKs for every answer)
@@ -310,7 +337,8 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise HostError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        why = exc.strerror or exc
+        raise HostError(f"{option}cannot listen on {host}:{port}: {why}") from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock

@@ -125,6 +125,10 @@ def stamp(item: Item, last_t: int | None, clock: Callable[[], int]) -> tuple[byt
     return b'{"t":%d,' % t + body, line
 
 
+def _told(size: int) -> None:
+    """No one follows the log (``Session.on_durable``'s default)."""
+
+
 class Session:
     """See the module docstring. ``clock``: wall ms, for the ``t`` of requests."""
 
@@ -158,14 +162,14 @@ class Session:
         self.engine = Engine(season)
         self.views = Views(self.engine)
         self.last_t: int | None = None
-        # each entry's last rate_limit_requests orders and cancels in the log: their t
-        self.requests: dict[str, deque[int]] = {}
+        self.requests: dict[str, deque[int]] = {}  # each entry's latest orders' and cancels' t
         self.replayed = 0
         self.written = 0  # lines written this run
         self.applied = 0  # lines of this run the engine has applied
         self.batches = 0
         # bytes of the log that are whole lines written and fsynced: what GET /v1/log serves
         self.durable_size = 0
+        self.on_durable: Callable[[int], None] = _told  # each batch's (host.readers): no wait
         self.failure: BaseException | None = None
         self.dials = Dials()  # (this session's own metrics registry: GET /metrics)
         self._f: IO[bytes] | None = None
@@ -324,6 +328,7 @@ class Session:
                 item.future.set_result(events)
         if views.changed:
             self.store.put(views.take_changed())
+        self.on_durable(self.durable_size)  # (after the answers: the main port shows it first)
         if self.checkpoints is not None and self._checkpoint_task is None and self._hash_ready:
             self._maybe_checkpoint()
 

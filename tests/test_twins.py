@@ -39,6 +39,7 @@ from arena_tui.run.twins import (
     MAX_WORKERS,
     MIN_TWINS,
     SPLIT_MIN_BYTES,
+    SPLIT_MIN_LEGS,
     SPLIT_MIN_TWINS,
     WORKERS_ENV,
     Leg,
@@ -450,20 +451,32 @@ def test_how_many_workers_a_twins_pass_gets(tmp_path: Path, monkeypatch: Any) ->
     big = tmp_path / "big.jsonl"
     with big.open("wb") as f:
         f.truncate(SPLIT_MIN_BYTES)  # (sparse: its size is what is read)
+    packed = tmp_path / "packed.jsonl.gz"  # a compressed log's lines: several times its size
+    with packed.open("wb") as f:
+        f.truncate(SPLIT_MIN_BYTES // 4)
+
+    def trips(legs: int) -> list[Trip]:
+        leg = Leg(0, E8, False)
+        return [Trip("BTC", build.T0, MIN, (leg,) * legs, True)]
+
+    busy = trips(SPLIT_MIN_LEGS // 100 + 1)  # 100 twins: just over the legs a split needs
     monkeypatch.delenv(WORKERS_ENV, raising=False)
-    assert twin_workers([str(small)], 100) == 1  # not worth a worker's start
-    assert twin_workers([str(big)], 2 * SPLIT_MIN_TWINS - 1) == 1  # too few twins
     monkeypatch.setattr(twins_module, "usable_cores", lambda: 8)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
-    assert twin_workers([str(big)], 100) == MAX_WORKERS
+    assert twin_workers([str(big)], busy, 100) == MAX_WORKERS
+    assert twin_workers([str(packed)], busy, 100) == MAX_WORKERS
+    assert twin_workers([str(small)], busy, 100) == 1  # a pass too short for a worker's start
+    quiet = trips(SPLIT_MIN_LEGS // 100 - 1)  # the market's replay is most of the pass
+    assert twin_workers([str(big)], quiet, 100) == 1
+    assert twin_workers([str(big)], busy, 2 * SPLIT_MIN_TWINS - 1) == 1  # too few twins
     monkeypatch.setattr(os, "getloadavg", lambda: (7.4, 7.0, 7.0))
-    assert twin_workers([str(big)], 100) == 1  # every core busy already
+    assert twin_workers([str(big)], busy, 100) == 1  # every core busy already
     monkeypatch.setenv(WORKERS_ENV, "3")
-    assert twin_workers([str(small)], 5) == 3  # told
+    assert twin_workers([str(small)], quiet, 5) == 3  # told
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv(WORKERS_ENV, bad)
         with pytest.raises(ArenaError, match=WORKERS_ENV):
-            twin_workers([str(big)], 100)
+            twin_workers([str(big)], busy, 100)
 
 
 @given(

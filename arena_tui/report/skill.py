@@ -149,7 +149,7 @@ def measure_twins(
         window=(season.start, end),
         taken=[r["entry"] for r in result.replay.ranking],
         progress=progress,
-        workers=twin_workers(how.sources, how.twins),
+        workers=twin_workers(how.sources, trips, how.twins),
         cache=how.cache,
     )
     return Twins(

@@ -60,9 +60,13 @@ MIN_TWINS = 39
 WORKERS_ENV = "ARENA_WORKERS"  # processes a twins' pass may use (twin_workers)
 MAX_WORKERS = 4
 SPLIT_MIN_TWINS = 20  # a group's fewest twins: fewer are not worth a worker's start
-# logs this small (uncompressed, about 6 h of three coins' data) are one pass: a worker
+# logs this small (uncompressed, about 2 h of three coins' data) are one pass: a worker
 # takes 1-2 s to start, and the pass over them is not much longer than that
-SPLIT_MIN_BYTES = 64 << 20
+SPLIT_MIN_BYTES = 16 << 20
+# twins' legs in all below which a split does not pay: every worker replays the whole
+# market, only the twins' own orders are shared out (bench/twins.py: momentum's 24 h day,
+# 12k legs, 1.07x on 2 cores; the maker's 6 h, 60k legs, 1.50x)
+SPLIT_MIN_LEGS = 30_000
 PACKED = 6  # a .gz or .lz4 log's lines take about this many times its size on disk
 
 
@@ -181,11 +185,13 @@ def _result(future: Future[_Part] | None, job: tuple[Any, ...]) -> _Part:
         return _trade(*job)
 
 
-def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
+def twin_workers(logs: Sequence[str], trips: Sequence[Trip], n: int = TWINS) -> int:
     """How many processes a run's twins' pass is worth: ``ARENA_WORKERS`` if set, else the
-    usable cores that are idle (by the load average; at most 4), one for a pass too short
-    to pay for a worker's start (logs of under ``SPLIT_MIN_BYTES`` of lines) or too few
-    twins. Only the time changes with it, never the twins' results."""
+    usable cores that are idle (by the load average; at most 4). One when a split cannot
+    pay for a worker's start (1-2 s): each worker replays the whole market, so only the
+    twins' own trading is shared out; it must be large (``SPLIT_MIN_LEGS`` legs in all)
+    and the logs long enough (``SPLIT_MIN_BYTES`` of lines). Only the time changes with
+    it, never the twins' results."""
     text = os.environ.get(WORKERS_ENV, "").strip()
     if text:
         if not text.isdigit() or int(text) < 1:
@@ -196,7 +202,9 @@ def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
         with contextlib.suppress(OSError):
             packed = str(path).endswith((".gz", ".lz4"))
             size += os.stat(path).st_size * (PACKED if packed else 1)
-    if size < SPLIT_MIN_BYTES or n < 2 * SPLIT_MIN_TWINS:
+    twins = twin_count(n, trips)
+    legs = twins * sum(len(t.legs) for t in trips)
+    if size < SPLIT_MIN_BYTES or legs < SPLIT_MIN_LEGS or twins < 2 * SPLIT_MIN_TWINS:
         return 1
     cores = usable_cores()
     try:
@@ -204,7 +212,7 @@ def twin_workers(logs: Sequence[str], n: int = TWINS) -> int:
     except (AttributeError, OSError):  # no load average here: take the cores as idle
         load = 0.0
     idle = round(cores - load + 0.5)  # a busy machine's cores are not free
-    return max(1, min(cores, idle, MAX_WORKERS, n // SPLIT_MIN_TWINS))
+    return max(1, min(cores, idle, MAX_WORKERS, twins // SPLIT_MIN_TWINS))
 
 
 @dataclass(frozen=True)

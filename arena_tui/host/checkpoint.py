@@ -266,12 +266,7 @@ class Checkpoints:
             if offset > upto:
                 continue
             try:
-                restored = read(path, season)
-                meta = restored.meta
-                if meta.offset != offset or meta.log_sha256 != sha:
-                    raise Unusable("its name and its contents disagree")
-                if ends(self.log, offset) != (meta.head_sha256, meta.tail_sha256):
-                    raise Unusable("the log's first bytes are not the ones it was made from")
+                restored = self._quick(path, season, offset, sha)
             except (Unusable, OSError) as exc:  # (pruned by the host meanwhile, say)
                 self.note(f"checkpoint {path.name} not used: {exc}")
                 continue
@@ -324,15 +319,21 @@ class Checkpoints:
             hashing.stop()
         return None
 
+    def _quick(self, path: Path, season: Season, offset: int, sha: str) -> Restored:
+        """The checkpoint at ``path`` (named for ``offset`` and ``sha``), read, with the quick
+        check of the log's size and first and last MiB; Unusable says why not."""
+        restored = read(path, season)
+        meta = restored.meta
+        if meta.offset != offset or meta.log_sha256 != sha:
+            raise Unusable("its name and its contents disagree")
+        if ends(self.log, offset) != (meta.head_sha256, meta.tail_sha256):
+            raise Unusable("the log's first bytes are not the ones it was made from")
+        return restored
+
     def _load_quick(self, season: Season, usable: list[tuple[int, str, Path]]) -> Restored | None:
         for offset, sha, path in usable:
             try:
-                restored = read(path, season)
-                meta = restored.meta
-                if meta.offset != offset or meta.log_sha256 != sha:
-                    raise Unusable("its name and its contents disagree")
-                if ends(self.log, offset) != (meta.head_sha256, meta.tail_sha256):
-                    raise Unusable("the log's first bytes are not the ones it was made from")
+                restored = self._quick(path, season, offset, sha)
             except Unusable as exc:
                 self._drop(path, str(exc))
                 continue

@@ -412,10 +412,13 @@ def test_local_workers_exit_when_the_driver_is_killed(days: Path, tmp_path: Path
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     me = psutil.Process()
+    # what this test process had running already (another test's fork server and its
+    # resource tracker live as long as the process that started them) is not the driver's
+    theirs = {driver.pid} | {p.pid for p in me.children(recursive=True)}
     seen: set[int] = set()
     while driver.poll() is None:  # the workers are the forkserver's children, not the driver's
         for p in me.children(recursive=True):
-            if p.pid != driver.pid:
+            if p.pid not in theirs:
                 seen.add(p.pid)
         time.sleep(0.05)
     assert driver.returncode == -signal.SIGKILL

@@ -474,12 +474,12 @@ def test_checkpoint_every_is_checked_and_off_turns_them_off(tmp_path: Path) -> N
     for every in (None, HOUR):
         folder = tmp_path / str(every)
         folder.mkdir()
+        # one season file for both starts (written again, a minute boundary crossed between
+        # them would give it another window than the log's)
+        season = season_file(folder / "season.json")
         for name in ("alice", "bob"):  # a start, a stop (the last checkpoint), a start again
             opts = HostOptions(
-                log=folder / "season.jsonl",
-                season=season_file(folder / "season.json"),
-                port=0,
-                checkpoint_every_ms=every,
+                log=folder / "season.jsonl", season=season, port=0, checkpoint_every_ms=every
             )
             notes: list[str] = []
             host = Host(opts, feed=ManualFeed(), note=notes.append).start()

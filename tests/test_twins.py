@@ -468,7 +468,10 @@ def test_how_many_workers_a_twins_pass_gets(tmp_path: Path, monkeypatch: Any) ->
     assert twin_workers([str(small)], busy, 100) == 1  # a pass too short for a worker's start
     quiet = trips(SPLIT_MIN_LEGS // 100 - 1)  # the market's replay is most of the pass
     assert twin_workers([str(big)], quiet, 100) == 1
-    assert twin_workers([str(big)], busy, 2 * SPLIT_MIN_TWINS - 1) == 1  # too few twins
+    heavy = trips(2000)  # legs enough even for few twins
+    assert twin_workers([str(big)], heavy, 2 * SPLIT_MIN_TWINS) == 2
+    assert twin_workers([str(big)], heavy, 2 * SPLIT_MIN_TWINS - 1) == 1  # too few twins
+    assert twin_workers([str(big)], heavy, MIN_TWINS) == MIN_TWINS // SPLIT_MIN_TWINS
     monkeypatch.setattr(os, "getloadavg", lambda: (7.4, 7.0, 7.0))
     assert twin_workers([str(big)], busy, 100) == 1  # every core busy already
     monkeypatch.setenv(WORKERS_ENV, "3")

@@ -59,7 +59,9 @@ LEG_BUDGET = 60_000
 MIN_TWINS = 39
 WORKERS_ENV = "ARENA_WORKERS"  # processes a twins' pass may use (twin_workers)
 MAX_WORKERS = 4
-SPLIT_MIN_TWINS = 20  # a group's fewest twins: fewer are not worth a worker's start
+# a group's fewest twins (a strategy with many legs gets as few as 39 twins: MIN_TWINS,
+# and those are the passes a split helps most)
+SPLIT_MIN_TWINS = 10
 # logs this small (uncompressed, about 2 h of three coins' data) are one pass: a worker
 # takes 1-2 s to start, and the pass over them is not much longer than that
 SPLIT_MIN_BYTES = 16 << 20

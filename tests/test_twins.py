@@ -498,7 +498,18 @@ def test_twins_split_over_passes_are_ranked_as_the_engine_ranks_one_pass(
     ]
     want = {s.entry: rank for rank, s in ranking(standings)}
     rows: list[dict[str, Any]] = [
-        {"entry": s.entry, "score": s.score, "mdd": s.mdd, "eligible": s.eligible, "rank": 0}
+        {
+            "rank": 0,
+            "entry": s.entry,
+            "score": s.score,
+            "return": s.ret,
+            "mdd": s.mdd,
+            "equity": s.equity,
+            "eligible": s.eligible,
+            "fill_days": s.fill_days,
+            "active_marks": s.active_marks,
+            "marks": s.marks,
+        }
         for s in standings
     ]
     _rank(rows)

@@ -87,8 +87,9 @@ Item = _Request | _Tick | tuple[int, bytes, Line] | _Abort | object
 
 
 def settle(freeze: bool = True) -> None:
-    """(``freeze``:) move every object alive now out of the garbage collector's full passes (after a
-    collection of the young ones): the season's state, its views and the fills they keep.
+    """When ``freeze`` (the host's own process): move every object alive now out of the
+    garbage collector's full passes, after a collection of the young ones: the season's
+    state, its views and the fills they keep.
 
     A full pass stops the whole process, order path included, for as long as it takes to
     scan what is tracked, which grows with the season (a few dozen ms at four weeks; the

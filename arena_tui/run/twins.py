@@ -28,6 +28,7 @@ May import: ``run`` (the runner, the strategy API), ``engine``, ``util``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import random
@@ -48,7 +49,7 @@ from arena_tui.run.strategy import Strategy
 from arena_tui.run.trips import Leg, Placed, Trip, placements, timing_freedom, trips_of
 from arena_tui.util.errors import ArenaError
 from arena_tui.util.workers import local_pool, usable_cores
-from engine import Season
+from engine import Season, Standing, ranking
 from engine import events as ev
 
 TWINS = 100  # twins a run gets unless told otherwise
@@ -171,7 +172,7 @@ def _submit(pool: Executor, job: tuple[Any, ...]) -> Future[_Part] | None:
     """The group sent to a worker; None when no worker can start here (no fork server,
     no process allowed): it is run here."""
     try:
-        return pool.submit(_trade, *job)
+        return pool.submit(_trade_remote, *job)
     except (OSError, RuntimeError, BrokenProcessPool):
         return None
 
@@ -258,15 +259,21 @@ def _trade(
     bt = Backtest(config, season, entrants, subscribers=(desk,), hold=False)
     result: BacktestResult = bt.run(list(logs), progress)
     rows = {r["entry"]: r for r in result.replay.ranking}
-    remote = progress is None  # (a worker's: its fills go back pickled, as a list)
     return _Part(
         rows=[rows[name] for name in names],
         books=desk.books,
-        fill_events=[list(e.stats.fills) if remote else e.stats.fills for e in result.entrants],
+        fill_events=[e.stats.fills for e in result.entrants],
         fees=[e.stats.venue_fees + e.stats.exec_fees for e in result.entrants],
         active=[e.stats.active_marks for e in result.entrants],
         marks=max((e.stats.mark_count for e in result.entrants), default=0),
     )
+
+
+def _trade_remote(*job: Any) -> _Part:
+    """``_trade`` in a worker: its fills go back pickled, as lists (not the views over the
+    worker's own ledger)."""
+    part = _trade(*job)
+    return dataclasses.replace(part, fill_events=[list(f) for f in part.fill_events])
 
 
 def _cached(logs: Sequence[str], season: Season) -> bool:
@@ -278,16 +285,25 @@ def _cached(logs: Sequence[str], season: Season) -> bool:
 
 
 def _rank(rows: list[dict[str, Any]]) -> None:
-    """Rank the twins among all of them, as one pass would have: eligible ones by S
-    descending, then lower MDD, then registration (twin order); the others unranked."""
-    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["score"], rows[i]["mdd"], i))
-    rank = 0
-    for i in order:
-        if rows[i]["eligible"]:
-            rank += 1
-            rows[i]["rank"] = rank
-        else:
-            rows[i]["rank"] = None
+    """Rank the twins among all of them, as one pass would have: the engine's ranking of
+    their standings, registered in twin order."""
+    standings = [
+        Standing(
+            entry=r["entry"],
+            idx=i,
+            equity=r["equity"],
+            ret=r["return"],
+            mdd=r["mdd"],
+            score=r["score"],
+            eligible=r["eligible"],
+            fill_days=r["fill_days"],
+            active_marks=r["active_marks"],
+            marks=r["marks"],
+        )
+        for i, r in enumerate(rows)
+    ]
+    for rank, standing in ranking(standings):
+        rows[standing.idx]["rank"] = rank
 
 
 __all__ = ["Leg", "Placed", "Trip", "placements", "timing_freedom", "trips_of"]

@@ -66,10 +66,12 @@ import msgspec  # noqa: E402
 from arena_tui.host.plan import raw_header  # noqa: E402
 from arena_tui.host.register import register  # noqa: E402
 from arena_tui.host.restamp import SpeedError, parse_speed  # noqa: E402
+from arena_tui.host.stalls import trace_path  # noqa: E402
 from arena_tui.season.file import input_bounds, load_season, write_season  # noqa: E402
 from bench.host import Entry, http_request, launch, say, wall_ms  # noqa: E402
 from bench.replay import machine  # noqa: E402
 from bench.season_agents import Agent, Market, Record, kinds  # noqa: E402
+from bench.season_stalls import print_stalls, stall_figures  # noqa: E402
 from bench.season_stats import px_e8, rss_kib  # noqa: E402
 from bench.season_watch import Watch, flatness, report_figures, sim_clock  # noqa: E402
 
@@ -84,13 +86,13 @@ def arena(*args: str) -> list[str]:
     return [sys.executable, "-m", "arena_tui.cli", *args]
 
 
-def checkpoints_supported() -> bool:
-    """Whether this tree's ``arena host`` has ``--checkpoint-every`` (from its --help)."""
+def host_has(option: str) -> bool:
+    """Whether this tree's ``arena host`` has ``option`` (from its --help)."""
     env = os.environ | {"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
     out = subprocess.run(
         arena("host", "--help"), cwd=ROOT, capture_output=True, text=True, env=env, check=False
     )
-    return "--checkpoint-every" in out.stdout
+    return option in out.stdout
 
 
 # ---- the days ------------------------------------------------------------------------------
@@ -140,12 +142,15 @@ def ensure_days(work: Path, days: int, seed: int, jobs: int) -> list[dict[str, A
 class Run:
     """One season's run directory: its season file, log and host arguments."""
 
-    def __init__(self, work: Path, days: list[Path], speed: str, checkpoint: str | None) -> None:
+    def __init__(
+        self, work: Path, days: list[Path], speed: str, checkpoint: str | None, stall_ms: int
+    ) -> None:
         self.dir = work / time.strftime("run-%Y%m%dT%H%M%SZ", time.gmtime())
         self.dir.mkdir(parents=True)
         self.days = days
         self.speed = speed
         self.checkpoint = checkpoint
+        self.stall_ms = stall_ms if host_has("--stall-trace") else 0  # 0: not traced
         self.log = self.dir / "season.jsonl"
         self.err = (self.dir / "host.err").open("ab")
         first, last = input_bounds([str(p) for p in days])
@@ -165,6 +170,8 @@ class Run:
         # every agent connects from 127.0.0.1, where a real season's come from their own
         # addresses: the public endpoints' per-client limits would count 50 entrants as one
         args += ["--speed", self.speed, "--public-limit", "off", "--public-total", "off"]
+        if self.stall_ms:
+            args += ["--stall-trace", str(self.stall_ms)]
         return args + (["--checkpoint-every", checkpoint] if checkpoint else [])
 
     def start(self, checkpoint: str | None) -> tuple[subprocess.Popen[str], dict[str, Any]]:
@@ -284,8 +291,9 @@ def season(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     began = time.perf_counter()
     summaries = ensure_days(work, args.days, args.seed, args.jobs)
     days_s = time.perf_counter() - began
-    ckpt = checkpoints_supported()
-    run = Run(work, [day_path(work, i, args.seed) for i in range(args.days)], args.speed, None)
+    ckpt = host_has("--checkpoint-every")
+    days = [day_path(work, i, args.seed) for i in range(args.days)]
+    run = Run(work, days, args.speed, None, args.stall_trace)
     run_ckpt = args.checkpoint_every if ckpt else None
     say(
         f"season of {args.days} days at {args.speed}x in {run.dir}; checkpoints: "
@@ -297,6 +305,7 @@ def season(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     say(f"host on {info['url']} (pid {proc.pid}); {len(keys)} agents registered; trading")
     record, watch, finish = asyncio.run(trade(run, proc, info["port"], keys, args.pace))
     request = finish.pop("restart_order")
+    stalls = stall_figures(trace_path(run.log), watch.clock, watch, args.days)  # (the season's)
     # (checkpoints, how the host before it stopped): with checkpoints after a crash (the
     # tail since the last periodic one replayed) and after a clean stop, then without
     plan: list[tuple[str | None, bool]] = [(None, False)]
@@ -325,6 +334,8 @@ def season(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     say("arena replay LOG")
     replay_s, replay = timed(arena("replay", str(run.log), "--json"))
     result = report_figures(record, watch, args, summaries, log_bytes)
+    result["stall_trace_ms"] = run.stall_ms or None
+    result["stalls"] = stalls
     result |= {"restarts": restarts, "checkpoints_available": ckpt, "finish": finish}
     result["verify"] = verify
     result["replay"] = _rates(replay_s, replay | {"inputs": count_inputs(run.log)}, log_bytes)
@@ -388,6 +399,14 @@ def main(argv: list[str] | None = None) -> None:
         default=ROOT / ".bench-season",
         help="days cached in WORK/days, each run in WORK/run-* (default .bench-season)",
     )
+    ap.add_argument(
+        "--stall-trace",
+        type=int,
+        default=100,
+        metavar="MS",
+        help="the host's --stall-trace: each stall of its loop of MS or more, with the stack "
+        "that held it, summed by cause in the report (0: off; default 100)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the run's log and files")
     ap.add_argument(
         "--no-verify", dest="verify", action="store_false", help="skip arena verify URL"
@@ -396,7 +415,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--report", type=Path, help="print the table of a saved run's JSON; no run")
     args = ap.parse_args(argv)
     if args.report is not None:
-        print_report(json.loads(args.report.read_text()))
+        saved = json.loads(args.report.read_text())
+        print_report(saved)
+        print_stalls(saved)
         return
     try:
         parse_speed(args.speed)
@@ -412,6 +433,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(result))
     else:
         print_report(result)
+        print_stalls(result)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,7 @@ def hosted(
     readers: ReaderOptions = UNLIMITED,
     readers_port: int | None = None,
     checkpoint_every_ms: int | None = 3_600_000,
+    stall_trace_ms: int | None = None,
     **rules: int,
 ) -> Iterator[Hosted]:
     """A host in a thread on a fresh log, with ``entries`` registered and BTC priced;
@@ -178,6 +179,7 @@ def hosted(
         body_max=body_max,
         readers_port=readers_port,
         checkpoint_every_ms=checkpoint_every_ms,
+        stall_trace_ms=stall_trace_ms,
     )
     feed = ManualFeed()
     notes: list[str] = []

@@ -93,6 +93,13 @@ class Dials:
             "The time the gaps logged since the host started cover",
             registry=r,
         )
+        self.loop_lag = Histogram(
+            "arena_loop_lag_seconds",
+            "How late the event loop the orders share woke from a 0.1 s sleep: anything "
+            "that holds it (computation, the collector, the machine) delays every order",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self._watched = False
         r.register(_GC)
 

@@ -56,6 +56,9 @@ class HostOptions:
     # kept out of the garbage collector's full passes (``host.session.settle``)
     freeze_gc: bool = False
     readers_port: int | None = None  # the public reads from a child process too (host.readers)
+    # the stacks of the loop's stalls longer than this go beside the log (host.stalls);
+    # faulthandler's watchdog is the process's: only ``arena host``'s own process sets it
+    stall_trace_ms: int | None = None
 
 
 @dataclass

@@ -37,6 +37,7 @@ from arena_tui.host.plan import HostOptions, Plan, plan, season_path
 from arena_tui.host.ratelimit import MovingWindow, monotonic_ms
 from arena_tui.host.readers import ReaderProcess
 from arena_tui.host.session import Session
+from arena_tui.host.stalls import LoopWatch, trace_path
 from arena_tui.host.store import ScoreStore, db_path
 from arena_tui.record.feed import Backoff, FeedConfig, wall_ms
 from arena_tui.util.human import Progress, plural
@@ -164,6 +165,8 @@ class Host:
         session.bind(loop)
         engine = asyncio.create_task(session.run(), name="arena-engine")
         ticker = asyncio.create_task(self._tick(session), name="arena-ticker")
+        watch = self._loop_watch(session)
+        watching = asyncio.create_task(watch.run(), name="arena-loop-watch")
         ctl_path = control.socket_path(self.opts.log)
         ctl: asyncio.AbstractServer | None = None
         try:
@@ -184,6 +187,7 @@ class Host:
         finally:
             feed.stop()
             ticker.cancel()
+            watching.cancel()
             if ctl is not None:
                 ctl.close()
             if not engine.done():
@@ -254,6 +258,13 @@ class Host:
         doc = {"type": "gap", "from": last_t, "to": t, "reason": "restart"}
         body = b'"arena":' + _ENCODE(doc) + b"}"
         session.push_feed([(t, body, _LINE.decode(b'{"t":%d,' % t + body))])
+
+    def _loop_watch(self, session: Session) -> LoopWatch:
+        ms = self.opts.stall_trace_ms
+        trace = None if ms is None else trace_path(self.opts.log)
+        watch = LoopWatch(trace=trace, trace_after_ms=ms or 250)
+        watch.observe(session.dials.loop_lag.observe)
+        return watch
 
     async def _tick(self, session: Session) -> None:
         while True:

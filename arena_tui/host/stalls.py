@@ -1,0 +1,149 @@
+"""Stalls of the host's event loop: how late it runs, and what it was doing when it stopped.
+
+Why this module exists: everything the host does for the traders (orders, the feed, the log's
+group commit) runs on one event loop, so anything that holds that loop (a long computation,
+a C call that keeps the interpreter's lock, the garbage collector, the machine itself) delays
+every order at once. ``LoopWatch`` wakes every ``TICK_S`` and measures how late it woke: the
+``arena_loop_lag_seconds`` histogram on ``/metrics`` and the count of stalls over
+``--stall-trace``. With ``--stall-trace MS`` it also arms Python's ``faulthandler`` before
+each sleep: a C thread that needs no interpreter lock writes every thread's stack to the
+trace file if the loop has not woken ``MS`` after it should have, so a stall is caught while
+it happens (a sampler in Python could only run once it is over). When the loop wakes again
+the watch appends one line saying how long the stall lasted and when, so each stack in the
+file is followed by its stall's length.
+
+``faulthandler``'s watchdog is one per process: only ``arena host``'s own process arms it
+(``HostOptions.stall_trace_ms``, set by the command), never a host run inside a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import faulthandler
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+TICK_S = 0.1  # how often the watch wakes (arming faulthandler costs ~0.2 ms a wake)
+TRACE_SUFFIX = ".stalls"  # the trace file beside the log: ``season.jsonl.stalls``
+MAIN_MARK = "# the loop's thread: 0x"  # written at the start: whose stack is the loop's
+STALL_MARK = "# stall: the loop woke "  # written when the loop runs again
+
+
+def trace_path(log: Path) -> Path:
+    return log.with_name(log.name + TRACE_SUFFIX)
+
+
+class LoopWatch:
+    """Wakes every ``tick_s`` and hands each wake's lateness (seconds) to its observers."""
+
+    def __init__(
+        self,
+        trace: Path | None = None,
+        trace_after_ms: int = 250,
+        tick_s: float = TICK_S,
+    ) -> None:
+        """``trace``: the file the stacks of stalls longer than ``trace_after_ms`` go to
+        (None: no trace; the lateness is measured either way)."""
+        self.trace = trace
+        self.after_s = trace_after_ms / 1000
+        self.tick_s = tick_s
+        self.stalls = 0  # wakes later than ``trace_after_ms``
+        self.worst = 0.0
+        self._file: IO[bytes] | None = None
+        self._observers: list[Callable[[float], object]] = []
+
+    def observe(self, observer: Callable[[float], object]) -> None:
+        """Call ``observer(seconds)`` with each wake's lateness (the metrics' histogram)."""
+        self._observers.append(observer)
+
+    async def run(self) -> None:
+        clock = time.perf_counter
+        if self.trace is not None:
+            self._file = open(self.trace, "ab")  # noqa: SIM115 (closed in finally)
+            self._say(f"{MAIN_MARK}{threading.get_ident():x}\n")
+        try:
+            while True:
+                if self._file is not None:
+                    faulthandler.dump_traceback_later(  # (again every as long, while it lasts)
+                        self.tick_s + self.after_s, repeat=True, file=self._file
+                    )
+                due = clock() + self.tick_s
+                await asyncio.sleep(self.tick_s)
+                self._seen(max(0.0, clock() - due))
+        finally:
+            if self._file is not None:
+                faulthandler.cancel_dump_traceback_later()
+                self._file.close()
+                self._file = None
+
+    def _seen(self, late: float) -> None:
+        for observer in self._observers:
+            observer(late)
+        self.worst = max(self.worst, late)
+        if late > self.after_s:
+            self.stalls += 1
+            if self._file is not None:
+                wall = time.time()
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall))
+                self._say(f"{STALL_MARK}{late * 1000:.0f} ms late, at {stamp} ({wall:.3f})\n")
+
+    def _say(self, text: str) -> None:
+        assert self._file is not None
+        os.write(self._file.fileno(), text.encode())  # (faulthandler writes the fd too)
+
+
+@dataclass(frozen=True)
+class Stall:
+    """One stall a trace file holds: its length, when it ended (Unix seconds, the wall
+    clock), and the loop thread's stacks caught during it (one each ``tick + MS`` it
+    lasted; none if it ended before the first was written), innermost frame first, each
+    frame as ``dir/file.py:line (function)``."""
+
+    ms: float
+    ended: float
+    stacks: tuple[tuple[str, ...], ...]
+
+    @property
+    def stack(self) -> tuple[str, ...]:
+        """The first stack caught (empty if none)."""
+        return self.stacks[0] if self.stacks else ()
+
+
+def read_trace(path: Path) -> list[Stall]:
+    """The stalls written to a trace file, oldest first."""
+    out: list[Stall] = []
+    main = -1
+    stacks: list[tuple[str, ...]] = []
+    stack: list[str] = []
+    taking = False
+    for raw in path.read_text(errors="replace").splitlines():
+        if raw.startswith(MAIN_MARK):
+            main = int(raw[len(MAIN_MARK) :], 16)
+        elif raw.startswith(("Thread 0x", "Current thread 0x")):
+            ident = raw.split("0x", 1)[1].split()[0]
+            taking = int(ident, 16) == main
+            if taking:
+                stack = []
+                stacks.append(())
+        elif raw.startswith(STALL_MARK):
+            words = raw[len(STALL_MARK) :].split()
+            out.append(Stall(float(words[0]), float(words[-1].strip("()")), tuple(stacks)))
+            stacks, taking = [], False
+        elif taking and raw.startswith("  File "):
+            stack.append(_frame(raw))
+            stacks[-1] = tuple(stack)
+    return out
+
+
+def _frame(row: str) -> str:
+    """``  File "/x/host/session.py", line 12 in _flush`` -> ``host/session.py:12 (_flush)``."""
+    body = row.strip()[len("File ") :]
+    name, _, rest = body.partition(", line ")
+    line, _, func = rest.partition(" in ")
+    path = Path(name.strip(chr(34)))
+    return f"{path.parent.name}/{path.name}:{line} ({func})"

@@ -1,0 +1,165 @@
+"""Stalls of the host's event loop: measured on a dial, and their stacks caught while they
+happen (``host.stalls``, ``arena host --stall-trace``).
+
+The watch's trace is Python's faulthandler, re-armed before each sleep: the tests hold a
+loop in Python code and in one long C call (which keeps the interpreter's lock, so nothing
+written in Python could look at the stack until it returned) and require the stack of each
+stall, with its length, in the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from typer.testing import CliRunner
+
+from arena_tui.cli import app
+from arena_tui.commands.host import parse_stall_trace
+from arena_tui.host.metrics import Dials
+from arena_tui.host.stalls import LoopWatch, read_trace, trace_path
+from tests.hostkit import hosted, season_file, wait_until
+from tests.test_host_cli import start_host, stop
+
+
+def _spin_in_python(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _spin_in_c() -> None:
+    sum(range(60_000_000))  # one C call that never lets go of the interpreter's lock
+
+
+def watched(trace: Path | None, hold: Callable[[], None], after_ms: int) -> LoopWatch:
+    async def run() -> LoopWatch:
+        watch = LoopWatch(trace=trace, trace_after_ms=after_ms, tick_s=0.02)
+        task = asyncio.create_task(watch.run())
+        await asyncio.sleep(0.1)
+        hold()
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return watch
+
+    return asyncio.run(run())
+
+
+def test_a_stall_in_python_leaves_its_stack_and_its_length(tmp_path: Path) -> None:
+    trace = tmp_path / "season.jsonl.stalls"
+    watch = watched(trace, lambda: _spin_in_python(0.5), after_ms=150)
+    assert watch.stalls == 1 and watch.worst >= 0.45
+    [stall] = read_trace(trace)
+    assert stall.ms >= 450 and abs(stall.ended - time.time()) < 60
+    assert len(stall.stacks) >= 2  # caught at 170 ms, then again every 170 ms it lasts
+    assert all(s[0].endswith("(_spin_in_python)") for s in stall.stacks)
+    assert stall.stack[0].startswith("tests/test_host_stalls.py:")
+    assert stall.stack[0].endswith("(_spin_in_python)")
+
+
+def test_a_stall_inside_one_c_call_is_caught_while_it_lasts(tmp_path: Path) -> None:
+    started = time.perf_counter()
+    _spin_in_c()
+    took = time.perf_counter() - started
+    if took < 0.3:
+        pytest.skip(f"this machine sums the range in {took:.2f} s: too short to stall")
+    trace = tmp_path / "season.jsonl.stalls"
+    watched(trace, _spin_in_c, after_ms=100)
+    [stall] = read_trace(trace)
+    assert stall.ms >= 100
+    assert stall.stack[0].endswith("(_spin_in_c)")  # the Python line that made the C call
+
+
+def test_no_stall_no_stack_and_short_holds_are_only_measured(tmp_path: Path) -> None:
+    trace = tmp_path / "season.jsonl.stalls"
+    dials = Dials()
+    lags: list[float] = []
+
+    async def run() -> LoopWatch:
+        watch = LoopWatch(trace=trace, trace_after_ms=400, tick_s=0.02)
+        watch.observe(lags.append)
+        watch.observe(dials.loop_lag.observe)
+        task = asyncio.create_task(watch.run())
+        await asyncio.sleep(0.1)
+        _spin_in_python(0.15)  # held, but under the trace's threshold
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return watch
+
+    watch = asyncio.run(run())
+    assert watch.stalls == 0 and read_trace(trace) == []
+    assert "Timeout" not in trace.read_text()  # the watchdog never fired
+    assert max(lags) >= 0.1  # the hold was measured
+    samples = {
+        (s.name, s.labels.get("le")): s.value
+        for f in text_string_to_metric_families(dials.scrape().decode())
+        if f.name == "arena_loop_lag_seconds"
+        for s in f.samples
+    }
+    assert samples["arena_loop_lag_seconds_count", None] == len(lags)
+    late = sum(1 for x in lags if x > 0.1)
+    assert (
+        samples["arena_loop_lag_seconds_bucket", "+Inf"]
+        - samples["arena_loop_lag_seconds_bucket", "0.1"]
+        == late
+    )
+
+
+def test_the_trace_file_sits_beside_the_log() -> None:
+    assert trace_path(Path("/x/runs/season.jsonl")) == Path("/x/runs/season.jsonl.stalls")
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"), [("off", None), ("OFF", None), ("250", 250), ("20", 20), (" 1000 ", 1000)]
+)
+def test_stall_trace_takes_milliseconds_or_off(text: str, ms: int | None) -> None:
+    assert parse_stall_trace(text) == ms
+
+
+@pytest.mark.parametrize("text", ["19", "0", "-5", "abc", "1.5", "", "99999999"])
+def test_a_bad_stall_trace_is_one_line_naming_the_option(tmp_path: Path, text: str) -> None:
+    r = CliRunner().invoke(app, ["host", "--log", str(tmp_path / "s.jsonl"), "--stall-trace", text])
+    assert r.exit_code == 2
+    assert "--stall-trace" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_host_with_a_stall_trace_catches_what_held_its_loop(tmp_path: Path) -> None:
+    with hosted(tmp_path, market=False, stall_trace_ms=150) as h, h.client() as anon:
+        loop = h.host._loop
+        assert loop is not None
+        loop.call_soon_threadsafe(_spin_in_python, 0.5)  # something holds the host's loop
+        trace = trace_path(h.log)
+        wait_until(lambda: bool(read_trace(trace)))
+        r = anon.get("/metrics")
+        assert r.status_code == 200
+        lags = {
+            s.labels.get("le"): s.value
+            for f in text_string_to_metric_families(r.text)
+            if f.name == "arena_loop_lag_seconds"
+            for s in f.samples
+            if s.name.endswith("_bucket")
+        }
+        assert lags["+Inf"] - lags["0.25"] >= 1  # the stall, on the dial
+    [stall] = read_trace(trace)
+    assert stall.ms >= 300 and stall.stack[0].endswith("(_spin_in_python)")
+
+
+def test_arena_host_writes_the_trace_beside_its_log_only_when_asked(tmp_path: Path) -> None:
+    log = tmp_path / "season.jsonl"
+    season = season_file(tmp_path / "season.json")
+    proc, _ = start_host("--log", str(log), "--season", str(season), "--stall-trace", "200")
+    stop(proc)
+    assert trace_path(log).read_text().startswith("# the loop's thread: 0x")
+    log2 = tmp_path / "other.jsonl"
+    proc, _ = start_host("--log", str(log2), "--season", str(season))
+    stop(proc)
+    assert not trace_path(log2).exists()

@@ -5,7 +5,9 @@ stack the loop was stuck in (caught while it happened) and the stall's length
 (``arena_tui.host.stalls``). Here they are put on the season's days and weeks, and summed by
 their *cause*: the innermost frame of this project's code, or, when the loop was waiting in
 its selector (nothing of ours ran: the process was not given the CPU, or a thread held the
-interpreter's lock), that.
+interpreter's lock), that. Beside each, the share of the stall the loop's thread spent on
+the CPU: near 100%, our own work held the loop; far less, it was waiting (the machine's
+other load, or another thread).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from arena_tui.host.stalls import Stall, read_trace
+from arena_tui.host.stalls import TICK_S, Stall, read_trace
 from bench.season_stats import DAY_MS, WEEK_MS
 from bench.season_watch import SimClock, Watch
 
@@ -60,13 +62,15 @@ def stall_figures(trace: Path, clock: SimClock, watch: Watch, days: int) -> dict
             by_week[min(week, len(by_week) - 1)].append(s.ms)
         causes[cause(s)].append(s)
         load = min(loads, key=lambda p: abs(p[0] - wall))[1] if loads else None
-        rows.append({"day": day + 1, "ms": s.ms, "load1": load, "cause": cause(s)})
+        ran = round(s.ran_ms / (s.ms + TICK_S * 1000), 2)  # of the stall's time, on the CPU
+        rows.append({"day": day + 1, "ms": s.ms, "ran": ran, "load1": load, "cause": cause(s)})
     summary: list[dict[str, Any]] = [
         {
             "cause": name,
             "n": len(group),
             "total_ms": round(sum(s.ms for s in group)),
             "max_ms": max(s.ms for s in group),
+            "ran_ms": round(sum(s.ran_ms for s in group)),
             "stack": list(max(group, key=lambda s: s.ms).stack[:SHOWN]),
         }
         for name, group in causes.items()
@@ -90,9 +94,11 @@ def print_stalls(r: dict[str, Any]) -> None:
     weeks = ", ".join(f"{w['n']} (max {w['max_ms']:.0f} ms)" for w in st["by_week"])
     print(f"  loop stalls of {r.get('stall_trace_ms')} ms or more: {st['n']}; by week {weeks}")
     for c in st["by_cause"][:6]:
-        head = f"{c['n']:>4} stalls, {c['total_ms']:>6} ms in all, max {c['max_ms']:.0f}"
+        head = f"{c['n']:>4} stalls, {c['total_ms']:>6} ms in all ({c['ran_ms']} ms running)"
+        head += f", max {c['max_ms']:.0f}"
         print(f"    {head}: {c['cause']}")
         for frame in c["stack"][:4]:
             print(f"           {frame}")
     for row in st["longest"][:5]:
-        print(f"    day {row['day']}: {row['ms']:.0f} ms at load {row['load1']}: {row['cause']}")
+        share = f"{row['ms']:.0f} ms ({row['ran']:.0%} of it running)"
+        print(f"    day {row['day']}: {share}, load {row['load1']}: {row['cause']}")

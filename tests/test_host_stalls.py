@@ -58,9 +58,20 @@ def test_a_stall_in_python_leaves_its_stack_and_its_length(tmp_path: Path) -> No
     [stall] = read_trace(trace)
     assert stall.ms >= 450 and abs(stall.ended - time.time()) < 60
     assert len(stall.stacks) >= 2  # caught at 170 ms, then again every 170 ms it lasts
-    assert all(s[0].endswith("(_spin_in_python)") for s in stall.stacks)
     assert stall.stack[0].startswith("tests/test_host_stalls.py:")
-    assert stall.stack[0].endswith("(_spin_in_python)")
+    assert all(s[0].endswith("(_spin_in_python)") for s in stall.stacks)
+    assert 0 < stall.ran_ms <= stall.ms + 120  # the loop's own work (what it ran is CPU)
+
+
+def test_a_stall_the_loop_spent_waiting_shows_it_did_not_run(tmp_path: Path) -> None:
+    """Blocked without running (here a sleep; on a host, no CPU or another thread holding
+    the interpreter's lock): the stall is as long, but its thread ran next to nothing."""
+    trace = tmp_path / "season.jsonl.stalls"
+    watched(trace, lambda: time.sleep(0.5), after_ms=150)
+    [stall] = read_trace(trace)
+    assert stall.ms >= 450 and stall.ran_ms < 50
+    assert stall.stack[0].startswith("tests/test_host_stalls.py:")
+    assert stall.stack[0].endswith("(<lambda>)")
 
 
 def test_a_stall_inside_one_c_call_is_caught_while_it_lasts(tmp_path: Path) -> None:

@@ -72,16 +72,19 @@ class LoopWatch:
                     faulthandler.dump_traceback_later(  # (again every as long, while it lasts)
                         self.tick_s + self.after_s, repeat=True, file=self._file
                     )
-                due = clock() + self.tick_s
+                due, ran = clock() + self.tick_s, time.thread_time()
                 await asyncio.sleep(self.tick_s)
-                self._seen(max(0.0, clock() - due))
+                self._seen(max(0.0, clock() - due), time.thread_time() - ran)
         finally:
             if self._file is not None:
                 faulthandler.cancel_dump_traceback_later()
                 self._file.close()
                 self._file = None
 
-    def _seen(self, late: float) -> None:
+    def _seen(self, late: float, ran: float = 0.0) -> None:
+        """``late``: seconds the wake came after its time; ``ran``: CPU seconds the loop's
+        thread had meanwhile (near the sleep plus ``late``: this process's own work held
+        it; far less: it was waiting for the CPU or for the interpreter's lock)."""
         for observer in self._observers:
             observer(late)
         self.worst = max(self.worst, late)
@@ -90,7 +93,11 @@ class LoopWatch:
             if self._file is not None:
                 wall = time.time()
                 stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall))
-                self._say(f"{STALL_MARK}{late * 1000:.0f} ms late, at {stamp} ({wall:.3f})\n")
+                took = (self.tick_s + late) * 1000
+                self._say(
+                    f"{STALL_MARK}{late * 1000:.0f} ms late; it ran {ran * 1000:.0f} ms of "
+                    f"the {took:.0f}; at {stamp} ({wall:.3f})\n"
+                )
 
     def _say(self, text: str) -> None:
         assert self._file is not None
@@ -99,14 +106,15 @@ class LoopWatch:
 
 @dataclass(frozen=True)
 class Stall:
-    """One stall a trace file holds: its length, when it ended (Unix seconds, the wall
-    clock), and the loop thread's stacks caught during it (one each ``tick + MS`` it
-    lasted; none if it ended before the first was written), innermost frame first, each
-    frame as ``dir/file.py:line (function)``."""
+    """One stall a trace file holds: how late the loop woke, when (Unix seconds, the wall
+    clock), how much of the time the loop's thread ran, and its stacks caught during it
+    (one each ``tick + MS`` it lasted; none if it ended before the first was written),
+    innermost frame first, each frame as ``dir/file.py:line (function)``."""
 
     ms: float
     ended: float
     stacks: tuple[tuple[str, ...], ...]
+    ran_ms: float  # CPU the loop's thread had from the sleep's start to the late wake
 
     @property
     def stack(self) -> tuple[str, ...]:
@@ -132,7 +140,8 @@ def read_trace(path: Path) -> list[Stall]:
                 stacks.append(())
         elif raw.startswith(STALL_MARK):
             words = raw[len(STALL_MARK) :].split()
-            out.append(Stall(float(words[0]), float(words[-1].strip("()")), tuple(stacks)))
+            ms, ran, ended = float(words[0]), float(words[5]), float(words[-1].strip("()"))
+            out.append(Stall(ms, ended, tuple(stacks), ran))
             stacks, taking = [], False
         elif taking and raw.startswith("  File "):
             stack.append(_frame(raw))

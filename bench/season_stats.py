@@ -6,6 +6,7 @@ Nothing here reads a clock or starts a process, so tests/test_bench_season.py ch
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -79,6 +80,36 @@ def metric_values(text: str, name: str) -> list[float]:
         except (IndexError, ValueError):
             continue
     return values
+
+
+def buckets(text: str, name: str, labels: Sequence[str] = ()) -> tuple[float, ...]:
+    """The cumulative counts of histogram ``name``'s buckets, in order (the exposition's),
+    of the series whose labels hold each of ``labels`` (e.g. ``route="/v1/orders"``)."""
+    series = name + "_bucket{"
+    out: list[float] = []
+    for line in text.splitlines():
+        if line.startswith(series) and all(x in line for x in labels):
+            with contextlib.suppress(IndexError, ValueError):
+                out.append(float(line.rsplit(" ", 1)[1]))
+    return tuple(out)
+
+
+def bucket_quantile(
+    before: tuple[float, ...], after: tuple[float, ...], bounds: Sequence[float], q: float
+) -> float | None:
+    """The upper bound of the bucket the ``q`` quantile of the observations made between two
+    scrapes falls in (``bounds`` without +Inf; inf past the last); None if there were none."""
+    if len(after) != len(bounds) + 1:
+        return None
+    base = before if len(before) == len(after) else (0.0,) * len(after)
+    counts = [a - b for a, b in zip(after, base, strict=True)]
+    total = counts[-1]
+    if total <= 0:
+        return None
+    for bound, n in zip((*bounds, math.inf), counts, strict=True):
+        if n >= q * total:
+            return bound
+    return math.inf
 
 
 def interpolate(points: Sequence[tuple[int, int]], x: int) -> float:

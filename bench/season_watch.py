@@ -14,11 +14,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from arena_tui.host.metrics import LATENCY_BUCKETS
 from bench.host import Entry, http_request, wall_ms
 from bench.season_agents import Record
 from bench.season_stats import (
     DAY_MS,
     WEEK_MS,
+    bucket_quantile,
+    buckets,
     by_period,
     cpu_seconds,
     growth_per_period,
@@ -28,6 +31,9 @@ from bench.season_stats import (
     rss_kib,
     table,
 )
+
+ORDER_SERIES = "arena_request_duration_seconds"
+ORDER_LABELS = ('route="/v1/orders"', 'method="POST"')
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,11 @@ class Sample:
     load1: float  # the machine's 1-minute load average (2 cores, shared)
     gc_full: float = 0.0  # the host's full garbage-collector passes so far (/metrics)
     gc_full_s: float = 0.0  # and the time they held it
+    # the host's own histograms (cumulative bucket counts, /metrics): its time to answer an
+    # order (from the request's arrival to its answer: no client, no network) and how late
+    # its loop woke (a tree before the dial: empty)
+    order_buckets: tuple[float, ...] = ()
+    loop_buckets: tuple[float, ...] = ()
 
 
 @dataclass
@@ -111,6 +122,8 @@ class Watch:
                     load1=os.getloadavg()[0],
                     gc_full=_last(metric_values(text, "arena_gc_pause_seconds_count")),
                     gc_full_s=_last(metric_values(text, "arena_gc_pause_seconds_sum")),
+                    order_buckets=buckets(text, ORDER_SERIES, ORDER_LABELS),
+                    loop_buckets=buckets(text, "arena_loop_lag_seconds"),
                 )
             )
             with contextlib.suppress(TimeoutError):
@@ -173,6 +186,7 @@ def report_figures(
     for row, top in zip(weeks, _per(watch, lambda s: s.feed_lag_s, WEEK_MS, _nanmax), strict=False):
         row["feed_lag_max_s"] = top
     _gc_by_week(watch, weeks)
+    _host_side_by_week(watch, weeks)
     sim_minutes = args.days * 1440
     return {
         "days": args.days,
@@ -257,6 +271,22 @@ def _gc_by_week(watch: Watch, weeks: list[dict[str, Any]]) -> None:
         row["gc_full_mean_ms"] = round(us / n / 1000, 1) if n > 0 else None
 
 
+def _host_side_by_week(watch: Watch, weeks: list[dict[str, Any]]) -> None:
+    """Each week's p99 of the host's own answer time to an order and of its loop's lateness
+    (the upper bound of the bucket it falls in, ms): what the host did, apart from the
+    agents' own process and the machine's scheduling of it."""
+    c = watch.clock
+    for k, row in enumerate(weeks):
+        lo, hi = c.wall(c.day0 + k * WEEK_MS), c.wall(c.day0 + (k + 1) * WEEK_MS)
+        inside = [s for s in watch.samples if lo <= s.wall <= hi]
+        if len(inside) < 2:
+            continue
+        first, last = inside[0], inside[-1]
+        for key, attr in (("host_p99_ms", "order_buckets"), ("loop_p99_ms", "loop_buckets")):
+            q = bucket_quantile(getattr(first, attr), getattr(last, attr), LATENCY_BUCKETS, 0.99)
+            row[key] = None if q is None else q * 1000
+
+
 def _last(values: list[float]) -> float:
     """The last sample of a series by generation (0, 1, 2): the full passes'; 0 if none
     (a host before the dial)."""
@@ -302,6 +332,8 @@ WEEK_COLUMNS = [
     ("feed_lag_max_s", "lag max s"),
     ("gc_full", "full GCs"),
     ("gc_full_mean_ms", "full GC mean ms"),
+    ("host_p99_ms", "host p99 <= ms"),
+    ("loop_p99_ms", "loop lag p99 <= ms"),
 ]
 RESTART_COLUMNS = [
     ("checkpoint", "checkpoints"),

@@ -16,6 +16,8 @@ from bench.season_agents import kinds
 from bench.season_stats import (
     DAY_MS,
     WEEK_MS,
+    bucket_quantile,
+    buckets,
     cpu_seconds,
     growth_per_period,
     interpolate,
@@ -175,3 +177,59 @@ def test_flatness_compares_the_last_week_with_the_first() -> None:
     assert flat["restart_under_3s"] is None and flat["rss_flat"] is False
     one_week = result | {"orders_by_week": weeks[:1], "per_day": weeks}
     assert flatness(one_week)["compared"] == "days"
+
+
+SCRAPE = """# HELP arena_request_duration_seconds Time to answer
+arena_request_duration_seconds_bucket{le="0.01",method="GET",route="/v1/orders"} 50.0
+arena_request_duration_seconds_bucket{le="0.1",method="GET",route="/v1/orders"} 60.0
+arena_request_duration_seconds_bucket{le="+Inf",method="GET",route="/v1/orders"} 61.0
+arena_request_duration_seconds_bucket{le="0.01",method="POST",route="/v1/orders"} 90.0
+arena_request_duration_seconds_bucket{le="0.1",method="POST",route="/v1/orders"} 99.0
+arena_request_duration_seconds_bucket{le="+Inf",method="POST",route="/v1/orders"} 100.0
+arena_request_duration_seconds_bucket{le="0.01",method="POST",route="/v1/orders/x"} 7.0
+arena_request_duration_seconds_count{method="POST",route="/v1/orders"} 100.0
+"""
+
+
+def test_buckets_take_one_series_of_a_histogram_in_order() -> None:
+    post = ('route="/v1/orders"', 'method="POST"')
+    assert buckets(SCRAPE, "arena_request_duration_seconds", post) == (90.0, 99.0, 100.0)
+    get = ('route="/v1/orders"', 'method="GET"')
+    assert buckets(SCRAPE, "arena_request_duration_seconds", get) == (50.0, 60.0, 61.0)
+    assert buckets(SCRAPE, "arena_loop_lag_seconds") == ()
+
+
+def test_bucket_quantile_is_the_bound_of_the_bucket_of_the_observations_between() -> None:
+    bounds = (0.01, 0.1)
+    before, after = (90.0, 99.0, 100.0), (190.0, 199.0, 210.0)  # 100 more: 100, 0, 10
+    assert bucket_quantile(before, after, bounds, 0.5) == 0.01
+    assert bucket_quantile(before, after, bounds, 0.99) == math.inf  # 10 of 110 past 0.1
+    assert bucket_quantile((), (90.0, 99.0, 100.0), bounds, 0.95) == 0.1  # from nothing
+    assert bucket_quantile(after, after, bounds, 0.5) is None  # none in between
+    assert bucket_quantile(before, (1.0,), bounds, 0.5) is None  # not this histogram
+
+
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=200), st.floats(0.01, 1.0))
+def test_bucket_quantile_has_q_of_the_observations_at_or_below_it(
+    picks: list[int], q: float
+) -> None:
+    bounds = (0.01, 0.1)
+    counts = [picks.count(i) for i in range(3)]
+    cumulative = tuple(float(sum(counts[: i + 1])) for i in range(3))
+    bound = bucket_quantile((), cumulative, bounds, q)
+    at = (*bounds, math.inf).index(bound)
+    assert cumulative[at] >= q * len(picks)
+    assert at == 0 or cumulative[at - 1] < q * len(picks)
+
+
+def test_a_stall_s_cause_is_the_innermost_frame_of_ours_most_of_its_stacks_show() -> None:
+    from arena_tui.host.stalls import Stall
+    from bench.season_stalls import WAITING, cause
+
+    ours = ("msgspec/json.py:1 (encode)", "host/session.py:323 (_commit)", "asyncio/x.py:1 (_run)")
+    waiting = ("python3.11/selectors.py:468 (select)", "asyncio/base_events.py:1884 (_run_once)")
+    assert cause(Stall(300, 0.0, (ours,), 290)) == "host/session.py:323 (_commit)"
+    assert cause(Stall(300, 0.0, (waiting,), 2)) == WAITING
+    assert cause(Stall(300, 0.0, (waiting, ours, ours), 100)) == "host/session.py:323 (_commit)"
+    assert cause(Stall(300, 0.0, (("asyncio/x.py:1 (_run)",),), 5)) == "asyncio/x.py:1 (_run)"
+    assert "before its stack" in cause(Stall(120, 0.0, (), 100))

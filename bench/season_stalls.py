@@ -52,6 +52,7 @@ def stall_figures(trace: Path, clock: SimClock, watch: Watch, days: int) -> dict
     by_day: list[list[float]] = [[] for _ in range(days)]
     by_week: list[list[float]] = [[] for _ in range((days + 6) // 7)]
     causes: dict[str, list[Stall]] = defaultdict(list)
+    held = {"work": 0.0, "lock": 0.0, "cpu": 0.0}  # ms of stalls by what held the loop
     rows: list[dict[str, Any]] = []
     for s in stalls:
         wall = round(s.ended * 1000)
@@ -63,7 +64,9 @@ def stall_figures(trace: Path, clock: SimClock, watch: Watch, days: int) -> dict
         causes[cause(s)].append(s)
         load = min(loads, key=lambda p: abs(p[0] - wall))[1] if loads else None
         ran = round(s.ran_ms / (s.ms + TICK_S * 1000), 2)  # of the stall's time, on the CPU
-        rows.append({"day": day + 1, "ms": s.ms, "ran": ran, "load1": load, "cause": cause(s)})
+        row = {"day": day + 1, "ms": s.ms, "ran": ran, "held_by": s.waiting_for}
+        rows.append(row | {"load1": load, "cause": cause(s)})
+        held[s.waiting_for] += s.ms
     summary: list[dict[str, Any]] = [
         {
             "cause": name,
@@ -82,6 +85,7 @@ def stall_figures(trace: Path, clock: SimClock, watch: Watch, days: int) -> dict
         "by_day": [{"n": len(v), "max_ms": max(v, default=0)} for v in by_day],
         "by_week": [{"n": len(v), "max_ms": max(v, default=0)} for v in by_week],
         "by_cause": summary,
+        "held_ms": {k: round(v) for k, v in held.items()},
         "longest": sorted(rows, key=lambda r: -r["ms"])[:10],
     }
 
@@ -93,6 +97,12 @@ def print_stalls(r: dict[str, Any]) -> None:
         return
     weeks = ", ".join(f"{w['n']} (max {w['max_ms']:.0f} ms)" for w in st["by_week"])
     print(f"  loop stalls of {r.get('stall_trace_ms')} ms or more: {st['n']}; by week {weeks}")
+    if "held_ms" in st:
+        h = st["held_ms"]
+        print(
+            f"  what held the loop (ms of stalls): its own work {h['work']}, another thread of "
+            f"the host holding the lock {h['lock']}, no CPU for the host {h['cpu']}"
+        )
     for c in st["by_cause"][:6]:
         head = f"{c['n']:>4} stalls, {c['total_ms']:>6} ms in all ({c['ran_ms']} ms running)"
         head += f", max {c['max_ms']:.0f}"
@@ -100,5 +110,5 @@ def print_stalls(r: dict[str, Any]) -> None:
         for frame in c["stack"][:4]:
             print(f"           {frame}")
     for row in st["longest"][:5]:
-        share = f"{row['ms']:.0f} ms ({row['ran']:.0%} of it running)"
+        share = f"{row['ms']:.0f} ms ({row['ran']:.0%} of it running; {row.get('held_by')})"
         print(f"    day {row['day']}: {share}, load {row['load1']}: {row['cause']}")

@@ -228,8 +228,10 @@ def test_a_stall_s_cause_is_the_innermost_frame_of_ours_most_of_its_stacks_show(
 
     ours = ("msgspec/json.py:1 (encode)", "host/session.py:323 (_commit)", "asyncio/x.py:1 (_run)")
     waiting = ("python3.11/selectors.py:468 (select)", "asyncio/base_events.py:1884 (_run_once)")
-    assert cause(Stall(300, 0.0, (ours,), 290)) == "host/session.py:323 (_commit)"
-    assert cause(Stall(300, 0.0, (waiting,), 2)) == WAITING
-    assert cause(Stall(300, 0.0, (waiting, ours, ours), 100)) == "host/session.py:323 (_commit)"
-    assert cause(Stall(300, 0.0, (("asyncio/x.py:1 (_run)",),), 5)) == "asyncio/x.py:1 (_run)"
-    assert "before its stack" in cause(Stall(120, 0.0, (), 100))
+    assert cause(Stall(300, 0.0, (ours,), 290, 300)) == "host/session.py:323 (_commit)"
+    assert cause(Stall(300, 0.0, (waiting,), 2, 5)) == WAITING
+    assert (
+        cause(Stall(300, 0.0, (waiting, ours, ours), 100, 390)) == "host/session.py:323 (_commit)"
+    )
+    assert cause(Stall(300, 0.0, (("asyncio/x.py:1 (_run)",),), 5, 6)) == "asyncio/x.py:1 (_run)"
+    assert "before its stack" in cause(Stall(120, 0.0, (), 100, 100))

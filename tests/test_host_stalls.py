@@ -10,6 +10,7 @@ stall, with its length, in the file.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from typer.testing import CliRunner
 from arena_tui.cli import app
 from arena_tui.commands.host import parse_stall_trace
 from arena_tui.host.metrics import Dials
-from arena_tui.host.stalls import LoopWatch, read_trace, trace_path
+from arena_tui.host.stalls import LoopWatch, Stall, read_trace, trace_path
 from tests.hostkit import hosted, season_file, wait_until
 from tests.test_host_cli import start_host, stop
 
@@ -61,6 +62,33 @@ def test_a_stall_in_python_leaves_its_stack_and_its_length(tmp_path: Path) -> No
     assert stall.stack[0].startswith("tests/test_host_stalls.py:")
     assert all(s[0].endswith("(_spin_in_python)") for s in stall.stacks)
     assert 0 < stall.ran_ms <= stall.ms + 120  # the loop's own work (what it ran is CPU)
+    assert stall.process_ran_ms >= stall.ran_ms
+
+
+def test_what_held_the_loop_is_told_by_the_cpu_times() -> None:
+    took = 400 + 100  # ms late + the tick
+    assert Stall(400, 0.0, (), 0.9 * took, 0.95 * took).waiting_for == "work"
+    assert Stall(400, 0.0, (), 5, 0.9 * took).waiting_for == "lock"  # another thread ran
+    assert Stall(400, 0.0, (), 5, 10).waiting_for == "cpu"  # nothing of the process ran
+
+
+def test_a_stall_while_another_thread_holds_the_lock_says_so(tmp_path: Path) -> None:
+    """The loop's thread waits for the interpreter's lock that a busy thread of the same
+    process keeps (as the host's feed reader can): the loop hardly ran, the process did."""
+    trace = tmp_path / "season.jsonl.stalls"
+
+    def hog() -> None:
+        busy = threading.Thread(target=_spin_in_c)  # keeps the lock through one C call
+        busy.start()
+        busy.join()
+
+    started = time.perf_counter()
+    _spin_in_c()
+    if time.perf_counter() - started < 0.3:
+        pytest.skip("this machine sums the range too fast to stall")
+    watched(trace, hog, after_ms=100)
+    [stall] = read_trace(trace)
+    assert stall.waiting_for == "lock", stall
 
 
 def test_a_stall_the_loop_spent_waiting_shows_it_did_not_run(tmp_path: Path) -> None:

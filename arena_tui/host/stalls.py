@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import faulthandler
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,10 @@ TICK_S = 0.1  # how often the watch wakes (arming faulthandler costs ~0.2 ms a w
 TRACE_SUFFIX = ".stalls"  # the trace file beside the log: ``season.jsonl.stalls``
 MAIN_MARK = "# the loop's thread: 0x"  # written at the start: whose stack is the loop's
 STALL_MARK = "# stall: the loop woke "  # written when the loop runs again
+_STALL_LINE = re.compile(
+    re.escape(STALL_MARK) + r"(\d+) ms late; it ran (\d+) ms of the \d+, the process (\d+); "
+    r"at \S+ \(([0-9.]+)\)$"
+)
 
 
 def trace_path(log: Path) -> Path:
@@ -72,19 +77,22 @@ class LoopWatch:
                     faulthandler.dump_traceback_later(  # (again every as long, while it lasts)
                         self.tick_s + self.after_s, repeat=True, file=self._file
                     )
-                due, ran = clock() + self.tick_s, time.thread_time()
+                due, ran, all_ran = clock() + self.tick_s, time.thread_time(), time.process_time()
                 await asyncio.sleep(self.tick_s)
-                self._seen(max(0.0, clock() - due), time.thread_time() - ran)
+                late = max(0.0, clock() - due)
+                self._seen(late, time.thread_time() - ran, time.process_time() - all_ran)
         finally:
             if self._file is not None:
                 faulthandler.cancel_dump_traceback_later()
                 self._file.close()
                 self._file = None
 
-    def _seen(self, late: float, ran: float = 0.0) -> None:
+    def _seen(self, late: float, ran: float = 0.0, process_ran: float = 0.0) -> None:
         """``late``: seconds the wake came after its time; ``ran``: CPU seconds the loop's
-        thread had meanwhile (near the sleep plus ``late``: this process's own work held
-        it; far less: it was waiting for the CPU or for the interpreter's lock)."""
+        thread had meanwhile, ``process_ran`` the whole process's (all its threads). The
+        loop's thread near the stall's length: its own work held it; far less while the
+        process ran: another thread held the interpreter's lock; both far less: the
+        process was waiting for a CPU (the machine's other load)."""
         for observer in self._observers:
             observer(late)
         self.worst = max(self.worst, late)
@@ -96,7 +104,8 @@ class LoopWatch:
                 took = (self.tick_s + late) * 1000
                 self._say(
                     f"{STALL_MARK}{late * 1000:.0f} ms late; it ran {ran * 1000:.0f} ms of "
-                    f"the {took:.0f}; at {stamp} ({wall:.3f})\n"
+                    f"the {took:.0f}, the process {process_ran * 1000:.0f}; at {stamp} "
+                    f"({wall:.3f})\n"
                 )
 
     def _say(self, text: str) -> None:
@@ -115,6 +124,17 @@ class Stall:
     ended: float
     stacks: tuple[tuple[str, ...], ...]
     ran_ms: float  # CPU the loop's thread had from the sleep's start to the late wake
+    process_ran_ms: float  # and the whole process (every thread)
+
+    @property
+    def waiting_for(self) -> str:
+        """What held the loop by the CPU times: ``work`` (the loop's own code ran most of
+        the stall), ``lock`` (another thread of the process ran: it held the interpreter's
+        lock) or ``cpu`` (the process hardly ran: the machine's other load)."""
+        took = self.ms + TICK_S * 1000
+        if self.ran_ms >= took / 2:
+            return "work"
+        return "lock" if self.process_ran_ms - self.ran_ms >= took / 2 else "cpu"
 
     @property
     def stack(self) -> tuple[str, ...]:
@@ -139,9 +159,10 @@ def read_trace(path: Path) -> list[Stall]:
                 stack = []
                 stacks.append(())
         elif raw.startswith(STALL_MARK):
-            words = raw[len(STALL_MARK) :].split()
-            ms, ran, ended = float(words[0]), float(words[5]), float(words[-1].strip("()"))
-            out.append(Stall(ms, ended, tuple(stacks), ran))
+            m = _STALL_LINE.match(raw)
+            if m is not None:
+                ms, ran, both, ended = (float(x) for x in m.group(1, 2, 3, 4))
+                out.append(Stall(ms, ended, tuple(stacks), ran, both))
             stacks, taking = [], False
         elif taking and raw.startswith("  File "):
             stack.append(_frame(raw))

@@ -371,8 +371,9 @@ def test_the_top_levels_scanned_are_the_full_decodes_first_levels(raw: bytes) ->
 
 def test_the_compiled_engine_reads_a_books_top_by_the_scanner() -> None:
     from engine import book
+    from engine.inputs import Level
 
     raw = b'[[{"n":3,"px":"1.5","sz":"2"},{"n":1,"px":"1.4","sz":"2"}],[]]'
-    assert book.scan_tops(raw) == (book.Level(px="1.5", sz="2", n=3), None)
+    assert book.scan_tops(raw) == (Level(px="1.5", sz="2", n=3), None)
     assert book.scan_tops(b'[[],[{"px":"2","sz":"1","n":0,"x":1}]]') is None  # another form
     assert book.tops_of is (book.find_tops if engine.COMPILED else book.decode_tops)

@@ -18,3 +18,6 @@ cdef Py_ssize_t _side(bytes raw, Py_ssize_t i, Py_ssize_t n, int form)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, form=int)
 cpdef bint scan_fast_form(bytes raw)
+
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, e=Py_ssize_t, form=int)
+cpdef object scan_tops(bytes raw)

@@ -23,6 +23,9 @@ from engine.inputs import BookData, Level, MalformedInput
 from engine.units import parse_e8, tdiv
 
 _LEVELS = msgspec.json.Decoder(tuple[list[Level], list[Level]])
+# each side's levels skimmed as raw bytes (not made objects), for the top of the book alone
+_SKIMMED = msgspec.json.Decoder(tuple[list[msgspec.Raw], list[msgspec.Raw]])
+_LEVEL = msgspec.json.Decoder(Level)
 
 # What the fast check accepts is a subset of what the full decode accepts: JSON with no
 # spaces or escapes, three keys in one of two orders, decimal strings, an integer n within
@@ -176,6 +179,34 @@ def scan_fast_form(raw: bytes) -> bool:
     return False
 
 
+def scan_tops(raw: bytes) -> tuple[Level | None, Level | None] | None:
+    """Each side's best level (None for an empty side) found by the byte scanner, the
+    bids' side scanned to its end and only the asks' first level: None when ``raw`` is not
+    in that shape in one of the two key orders. Each level found is in the fast form (its
+    three keys exactly), so it decodes to the same ``Level`` as in the full decode."""
+    n = len(raw)
+    if n < 4 or raw[0] != 91 or raw[1] != 91:  # "[["
+        return None
+    for form in (0, 1):
+        i = _side(raw, 1, n, form)  # just after the bids' "]"
+        if i < 0 or i + 2 >= n or raw[i] != 44 or raw[i + 1] != 91:  # ",["
+            continue
+        bid: Level | None = None
+        if raw[2] != 93:  # "]": no bids
+            e = _level(raw, 2, n, form)
+            if e < 0:
+                continue
+            bid = _LEVEL.decode(raw[2:e])
+        i += 2
+        if raw[i] == 93:
+            return bid, None
+        e = _level(raw, i, n, form)
+        if e < 0:
+            continue
+        return bid, _LEVEL.decode(raw[i:e])
+    return None
+
+
 def _compiled() -> bool:
     """True when this module runs compiled: its functions are then not Python functions."""
     return type(_compiled).__name__ != "function"
@@ -196,6 +227,29 @@ def decode_levels(raw: bytes) -> tuple[list[Level], list[Level]]:
         return _LEVELS.decode(raw)
     except msgspec.ValidationError as exc:
         raise MalformedInput(f"bad l2Book levels: {exc}") from None
+
+
+def decode_tops(raw: bytes) -> tuple[Level | None, Level | None]:
+    """Each side's best level (None for an empty side); the levels below it are skimmed,
+    not made objects. The same ``Level`` as :func:`decode_levels`' first of each side."""
+    try:
+        bids, asks = _SKIMMED.decode(raw)
+        return (
+            _LEVEL.decode(bids[0]) if bids else None,
+            _LEVEL.decode(asks[0]) if asks else None,
+        )
+    except msgspec.ValidationError as exc:
+        raise MalformedInput(f"bad l2Book levels: {exc}") from None
+
+
+def find_tops(raw: bytes) -> tuple[Level | None, Level | None]:
+    """Each side's best level: by the byte scanner (compiled), else by msgspec."""
+    found = scan_tops(raw)
+    return decode_tops(raw) if found is None else found
+
+
+# a book's top levels: the scanner compiled, msgspec alone in Python (the same levels)
+tops_of = find_tops if _compiled() else decode_tops
 
 
 def level_px(level: Level) -> int:
@@ -219,7 +273,7 @@ class BookLevels:
     book with an empty side sets no mid).
     """
 
-    __slots__ = ("_ints", "_raw", "_sides", "coin", "t", "time", "two_sided")
+    __slots__ = ("_ints", "_raw", "_sides", "_tops", "coin", "t", "time", "two_sided")
 
     def __init__(self, data: BookData, t: int, checked: bool | int = False) -> None:
         """Check every level of ``data``; MalformedInput names the first bad field.
@@ -230,6 +284,7 @@ class BookLevels:
         raw = bytes(data.levels)
         self._raw = raw
         self._sides: tuple[list[Level], list[Level]] | None = None
+        self._tops: tuple[Level | None, Level | None] | None = None
         self._ints: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] | None = None
         self.coin = data.coin
         self.t = t
@@ -256,6 +311,18 @@ class BookLevels:
             sides = self._sides = decode_levels(self._raw)
         return sides
 
+    def top(self, side: int) -> Level | None:
+        """The best level of ``side`` (0 bids, 1 asks), None when that side is empty: from
+        the decoded sides when they are, else decoded alone (once, then kept)."""
+        sides = self._sides
+        if sides is not None:
+            levels = sides[side]
+            return levels[0] if levels else None
+        tops = self._tops
+        if tops is None:
+            tops = self._tops = tops_of(self._raw)
+        return tops[side]
+
     def ints(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         """Both sides as ``(px_e8, sz_e8, n)``, best first (converted once, then kept)."""
         ints = self._ints
@@ -272,8 +339,8 @@ class BookLevels:
         if self._ints is not None:
             levels = self._ints[side]
             return levels[0][0] if levels else None
-        top = self.sides()[side]
-        return parse_e8(top[0].px) if top else None
+        top = self.top(side)
+        return None if top is None else parse_e8(top.px)
 
     def mid(self) -> int | None:
         """``tdiv(best_bid + best_ask, 2)``; None when a side is empty."""

@@ -101,23 +101,22 @@ def activate(eng: Ledger, a: AssetState, book: BookLevels, t: int) -> None:
     ready = [o for o in a.pending if o.received <= due]
     if not ready:
         return
-    bids, asks = book.sides()
     for order in ready:
         a.pending.remove(order)
         order.state = RESTING
         order.act_book_time = book.time
         eng.emit(ev.Activated(t=t, entry=order.entry.name, oid=order.oid, book_time=book.time))
-        opposite = asks if order.is_buy else bids
-        if order.tif == ALO:
-            if opposite and (
-                order.limit_px >= level_px(opposite[0])
+        if order.tif == ALO:  # only the opposite side's best level is read
+            best = book.top(1 if order.is_buy else 0)
+            if best is not None and (
+                order.limit_px >= level_px(best)
                 if order.is_buy
-                else order.limit_px <= level_px(opposite[0])
+                else order.limit_px <= level_px(best)
             ):
                 close(eng, order, t, Reason.PostOnlyWouldCross)
                 continue
         else:
-            take(eng, order, opposite, a.lot, t, book.time)
+            take(eng, order, book.sides()[1 if order.is_buy else 0], a.lot, t, book.time)
             if order.tif == IOC:
                 left = order.filled < order.sz
                 close(eng, order, t, Reason.IocRemainder if left else Reason.IocFilled)

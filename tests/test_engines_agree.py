@@ -344,3 +344,36 @@ def test_the_book_scanner_is_what_the_compiled_engine_checks_with() -> None:
     assert book.scan_fast_form(good) and book.match_fast_form(good)
     assert not book.scan_fast_form(good.replace(b'"2"', b'"2."', 1))
     assert book.fast_form is (book.scan_fast_form if engine.COMPILED else book.match_fast_form)
+
+
+@settings(max_examples=400, deadline=None)
+@given(book_bytes())
+def test_the_top_levels_scanned_are_the_full_decodes_first_levels(raw: bytes) -> None:
+    # the compiled engine reads a book's top (an activation, a mid) by the byte scanner;
+    # whatever it finds is the full decode's first level of each side, and a book in the
+    # fast form is always found
+    from engine import book
+
+    found = book.scan_tops(raw)
+    try:
+        bids, asks = book.decode_levels(raw)
+    except (msgspec.DecodeError, engine.MalformedInput):  # not a book: never applied
+        assert not book.match_fast_form(raw)
+        return
+    full = (bids[0] if bids else None, asks[0] if asks else None)
+    assert book.decode_tops(raw) == full
+    assert book.find_tops(raw) == full
+    if book.match_fast_form(raw):
+        assert found == full
+    else:
+        assert found is None or found == full
+
+
+def test_the_compiled_engine_reads_a_books_top_by_the_scanner() -> None:
+    from engine import book
+    from engine.inputs import Level
+
+    raw = b'[[{"n":3,"px":"1.5","sz":"2"},{"n":1,"px":"1.4","sz":"2"}],[]]'
+    assert book.scan_tops(raw) == (Level(px="1.5", sz="2", n=3), None)
+    assert book.scan_tops(b'[[],[{"px":"2","sz":"1","n":0,"x":1}]]') is None  # another form
+    assert book.tops_of is (book.find_tops if engine.COMPILED else book.decode_tops)

@@ -245,6 +245,7 @@ class Backtest:
         write = self.log.write if self.log.gathers else None  # (no run log: nothing to gather)
         reads = source.reads
         registered = False
+        queue, gated = self.queue, self.gate is not None
         lines = source.lines()
         try:
             for line in lines:
@@ -254,7 +255,8 @@ class Backtest:
                 if not registered and t >= start:
                     self._register(t if late else start)
                     registered = True
-                self._flush(t)
+                if gated or (queue and queue[0][0] < t):  # (the gate is asked every line)
+                    self._flush(t)
                 self.raw = raw = reads.raw
                 if write is not None:
                     write(raw)

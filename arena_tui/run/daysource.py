@@ -107,7 +107,7 @@ class DaySource:
         defer_ctx = not hooks.ctx_hooks
         trade_hooks = bool(hooks.trade_hooks)
         progress, every = self.progress, self.every
-        queue = self.queue
+        queue, hold = self.queue, self.hold
         quiet = False  # the input about to be applied needs nothing held applied first
         # lines before ``limit`` may be held: the next timed event, the first queued input
         # (at its time); none before the strategies registered. Only the loop changes
@@ -164,7 +164,7 @@ class DaySource:
                         progress.update(n, t)
                     if engine.over:
                         return
-                    if hooks.live and self.hold:
+                    if hold and hooks.live:
                         limit = engine.next_due
                         if queue and queue[0][0] < limit:
                             limit = queue[0][0] + 1

@@ -95,12 +95,11 @@ class Dispatch:
     def events(self, out: list[ev.AnyEvent]) -> None:
         """Each event to ``on_event`` (the viewer's), its entry's stats, then its hook."""
         on_event = self.on_event
-        by_name = self.by_name
+        get = self.by_name.get
         for event in out:
             if on_event is not None:
                 on_event(event)
-            entry = getattr(event, "entry", None)
-            e = by_name.get(entry) if entry is not None else None
+            e = get(getattr(event, "entry", ""))  # ("": no entry has that name)
             if e is None:
                 continue
             kind = type(event)
@@ -122,7 +121,7 @@ class Dispatch:
             return
         markets = self.markets
         coin = applied[0].coin
-        if len(applied) == 1 or all(raw.coin == coin for raw in applied):
+        if len(applied) == 1 or not [raw for raw in applied if raw.coin != coin]:
             # one coin a message, as Hyperliquid sends them
             groups = [(markets.get(coin), applied)]
         else:

@@ -82,7 +82,13 @@ class EntryStats:
     active_marks: int = 0
 
     def event(self, e: ev.AnyEvent) -> None:
-        if isinstance(e, ev.Fill):
+        # by exact type (the engine's events have no subclasses), the commonest first; an
+        # activation or a pending cancel counts nothing
+        if type(e) is ev.Accepted:
+            self.orders_accepted += 1
+        elif type(e) is ev.Closed:
+            self.closes[str(e.reason)] += 1
+        elif type(e) is ev.Fill:
             if isinstance(self.fills, list):  # else the run's store has it (run.ledger)
                 self.fills.append(e)
             if e.taker:
@@ -91,17 +97,13 @@ class EntryStats:
                 self.maker_fills += 1
             self.venue_fees += e.venue_fee
             self.exec_fees += e.exec_fee
-        elif isinstance(e, ev.Accepted):
-            self.orders_accepted += 1
-        elif isinstance(e, ev.Rejected):
+        elif type(e) is ev.Rejected:
             self.rejections[str(e.reason)] += 1
-        elif isinstance(e, ev.Closed):
-            self.closes[str(e.reason)] += 1
-        elif isinstance(e, ev.FundingPaid):
+        elif type(e) is ev.FundingPaid:
             self.funding += e.payment
-        elif isinstance(e, ev.PerformanceFee):
+        elif type(e) is ev.PerformanceFee:
             self.perf_fees += e.fee
-        elif isinstance(e, ev.Paused):
+        elif type(e) is ev.Paused:
             self.paused_at = e.t
 
     def mark(self, m: ev.MinuteMark, exit_equity: int | None) -> None:

@@ -33,6 +33,7 @@ from arena_tui.logs.dayformat import (
     SIDE_NONE,
     SIDE_OTHER,
 )
+from arena_tui.logs.levelscan import levels_e8
 from engine.inputs import AssetCtx, Book, Ctx, Level, Line, Trade
 from engine.units import parse_e8, parse_fraction
 
@@ -115,18 +116,26 @@ class Columns:
     def _book(self, hl: Book, raw: bytes, base: int, alone: bool) -> int:
         data = hl.data
         levels = bytes(data.levels)
+        fast = levels_e8(levels) if alone else None
+        if fast is not None:  # the form Hyperliquid sends: numbers cut out of the bytes
+            pxs, szs, ns, bids = fast
+            asks = len(ns) - bids
         try:
             if not alone:
                 raise Unfit("a line with arena too")
-            sides = _LEVELS.decode(levels)
-            flat = [(parse_e8(lv.px), parse_e8(lv.sz), lv.n) for side in sides for lv in side]
+            if fast is None:  # any other form: the full decode judges it
+                sides = _LEVELS.decode(levels)
+                every = [lv for side in sides for lv in side]
+                pxs = [parse_e8(lv.px) for lv in every]
+                szs = [parse_e8(lv.sz) for lv in every]
+                ns = [lv.n for lv in every]
+                bids, asks = len(sides[0]), len(sides[1])
             px, sz, n = self._flat["b_px"], self._flat["b_sz"], self._flat["b_n"]
             mark = (len(px), len(sz), len(n))
             try:
-                for a, b, c in flat:
-                    px.append(a)
-                    sz.append(b)
-                    n.append(c)
+                px.fromlist(pxs)
+                sz.fromlist(szs)
+                n.fromlist(ns)
                 self.cols["b_time"].append(data.time)
             except OverflowError:
                 del px[mark[0] :], sz[mark[1] :], n[mark[2] :]
@@ -134,10 +143,9 @@ class Columns:
         except (msgspec.DecodeError, ValueError, OverflowError, Unfit):
             self.failed.add(data.coin)
             return -1
-        bids, asks = len(sides[0]), len(sides[1])
         self.width = max(self.width, bids, asks)
         self.cols["b_nlev"].extend((bids, asks))
-        if _WHITESPACE.search(levels) is None:
+        if fast is not None or _WHITESPACE.search(levels) is None:  # the fast form has none
             at = raw.find(levels)  # the levels are a part of the line: found
             self.cols["b_lv"].extend((base + at, len(levels)))
         else:  # kept whitespace-free: the engine trusts a cached book's form

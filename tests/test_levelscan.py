@@ -23,6 +23,7 @@ from typing import Any
 from unittest import mock
 
 import msgspec
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -238,6 +239,42 @@ def test_generated_books_columns_are_the_reference_s(rows: list[tuple[bytes, str
             continue  # the reader refuses it before any column is built
         raws.append(raw)
     assert_same(raws)
+
+
+def padded(cols: Columns) -> dict[str, bytes]:
+    """The level sections as the writer built them before: every side padded to the width."""
+    counts = np.frombuffer(cols.cols["b_nlev"], dtype=np.int16).astype(np.int64)
+    filled = np.arange(cols.width) < counts[:, None]
+    out = {}
+    for name in ("b_px", "b_sz", "b_n"):
+        table = np.zeros((len(counts), cols.width), dtype=np.int64)
+        flat = cols._flat[name]
+        table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
+        out[name] = table.tobytes()
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=6), st.booleans())
+def test_level_sections_are_the_padded_table(sides: list[tuple[int, int]], full: bool) -> None:
+    width = max((max(b, a) for b, a in sides), default=0)
+    raws = []
+    for i, (bids, asks) in enumerate(sides):
+        bids, asks = (width, width) if full else (bids, asks)
+        side = [
+            ",".join(f'{{"px":"{i}.{k}","sz":"{k + 1}","n":{k}}}' for k in range(m))
+            for m in (bids, asks)
+        ]
+        raws.append(book_line(1_000 + i, "BTC", f"[[{side[0]}],[{side[1]}]]".encode(), False))
+    cols = new_columns(raws, [decode_line(raw) for raw in raws])
+    got = cols.sections()
+    assert {name: got[name] for name in ("b_px", "b_sz", "b_n")} == padded(cols)
+
+
+@given(st.binary(max_size=60), st.binary(min_size=1, max_size=40))
+def test_found_is_find(raw: bytes, part: bytes) -> None:
+    for haystack in (raw, raw + part, part + raw + part, raw + part[:-1] + raw + part):
+        assert daycols._found(haystack, part) == haystack.find(part)
 
 
 # ---- arena logs check / import: the same refusals ------------------------------------------

@@ -146,7 +146,7 @@ class Columns:
         self.width = max(self.width, bids, asks)
         self.cols["b_nlev"].extend((bids, asks))
         if fast is not None or _WHITESPACE.search(levels) is None:  # the fast form has none
-            at = raw.find(levels)  # the levels are a part of the line: found
+            at = _found(raw, levels)  # the levels are a part of the line: found
             self.cols["b_lv"].extend((base + at, len(levels)))
         else:  # kept whitespace-free: the engine trusts a cached book's form
             canonical = _LEVELS_OUT.encode(sides)
@@ -210,17 +210,32 @@ class Columns:
         out = {name: col.tobytes() for name, col in self.cols.items()}
         counts = np.frombuffer(self.cols["b_nlev"], dtype=np.int16).astype(np.int64)
         width = self.width
-        filled = np.arange(width) < counts[:, None]
-        for name, flat in self._flat.items():
-            table = np.zeros((len(counts), width), dtype=np.int64)
-            table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
-            out[name] = table.tobytes()
+        if len(self._flat["b_n"]) == len(counts) * width:  # every side full: no padding
+            out.update((name, flat.tobytes()) for name, flat in self._flat.items())
+        else:
+            filled = np.arange(width) < counts[:, None]
+            for name, flat in self._flat.items():
+                table = np.zeros((len(counts), width), dtype=np.int64)
+                table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
+                out[name] = table.tobytes()
         out["alt"] = bytes(self._alt)
         out["strings"] = msgspec.msgpack.encode(list(self._strings))
         return out
 
 
 _INT64 = 1 << 63
+_PREFIX = 16
+
+
+def _found(raw: bytes, part: bytes) -> int:
+    """``raw.find(part)``, for a long ``part`` met early in ``raw``: a search for a long
+    needle first reads all of it (about a microsecond for a book), so its first bytes are
+    searched for, and the whole compared where they are."""
+    head = part[:_PREFIX]
+    at = raw.find(head)
+    while at >= 0 and not raw.startswith(part, at):
+        at = raw.find(head, at + 1)
+    return at
 
 
 def _check_int64(*values: int) -> None:

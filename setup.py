@@ -122,9 +122,8 @@ def extensions() -> list[Extension]:
         Extension(f"engine.{name}", [f"engine/{name}.py"], extra_compile_args=["-O2"])
         for name in COMPILED
     ]
-    modules.append(Extension(SHELL_EXT, [f"{SHELL_SOURCE}.py"], extra_compile_args=["-O2"]))
     try:
-        return list(
+        built = list(
             cythonize(
                 modules,
                 build_dir="build/cython",
@@ -143,6 +142,33 @@ def extensions() -> list[Extension]:
         )
     except CompileError as exc:
         return pure(f"Cython could not translate {exc}")
+    return built + shell_extension()
+
+
+def shell_extension() -> list[Extension]:
+    """``SHELL_SOURCE`` as ``SHELL_EXT``, translated on its own: if it does not translate,
+    it alone runs as Python. Its every index is checked before it is read (its .pxd), so
+    Cython's bounds and negative-index checks are off."""
+    from Cython.Build import cythonize
+    from Cython.Compiler.Errors import CompileError
+
+    ext = Extension(SHELL_EXT, [f"{SHELL_SOURCE}.py"], extra_compile_args=["-O2"])
+    directives = {"binding": True, "annotation_typing": False}
+    directives.update(boundscheck=False, wraparound=False)
+    try:
+        return list(
+            cythonize(
+                [ext],
+                build_dir="build/cython",
+                language_level=3,
+                quiet=True,
+                force=True,
+                compiler_directives=directives,
+            )
+        )
+    except CompileError as exc:
+        say(f"{SHELL_SOURCE}.py: Cython could not translate {exc}; it runs as Python")
+        return []
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildEngine})

@@ -1,5 +1,8 @@
 # Static types for arena_tui/logs/levelscan.py, compiled by setup.py as arena_tui.logs._levelscan
 # (this file is named for the build): the scanner runs as C.
+# Every index the scanner reads is checked against the length first (tests/test_levelscan.py
+# holds the Python and compiled scanners to the same answers), so setup.py turns Cython's
+# bounds and negative-index checks off for this module.
 cimport cython
 
 cdef Py_ssize_t _QUOTE, _MINUS, _DOT, _ZERO, _NINE, _ONE

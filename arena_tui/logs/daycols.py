@@ -56,6 +56,8 @@ class Columns:
         self._strings: dict[str, int] = {}
         self.cols = {name: array(code) for name, code in SECTIONS if name != "off"}
         self.cols["tr_start"].append(0)
+        names = ("p_t", "p_coin", "p_time", "p_tid", "p_px", "p_sz", "p_side")
+        self._print_appends = tuple(self.cols[name].append for name in names)
         self._flat = {name: array("q") for name in ("b_px", "b_sz", "b_n")}
         self._alt = bytearray()
         self.width = 0
@@ -168,16 +170,18 @@ class Columns:
         except (ValueError, OverflowError, Unfit):
             self.failed.update(tr.coin for tr in prints)
             return -1
-        text = self.text
+        text, coin_id = self.text, self.coin_id
+        p_t, p_coin, p_time, p_tid, p_px, p_sz, p_side = self._print_appends
+        p_str = cols["p_str"].extend
         for tr, px, sz in checked:
-            cols["p_t"].append(t)
-            cols["p_coin"].append(self.coin_id(tr.coin))
-            cols["p_time"].append(tr.time)
-            cols["p_tid"].append(tr.tid)
-            cols["p_px"].append(px)
-            cols["p_sz"].append(sz)
-            cols["p_side"].append(_SIDES.get(tr.side, SIDE_OTHER))
-            cols["p_str"].extend((text(tr.px), text(tr.sz), text(tr.side)))
+            p_t(t)
+            p_coin(coin_id(tr.coin))
+            p_time(tr.time)
+            p_tid(tr.tid)
+            p_px(px)
+            p_sz(sz)
+            p_side(_SIDES.get(tr.side, SIDE_OTHER))
+            p_str((text(tr.px), text(tr.sz), text(tr.side)))
         cols["tr_start"].append(len(cols["p_t"]))
         books, trades, ctxs = self._rows
         self._rows = (books, trades + 1, ctxs)

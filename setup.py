@@ -26,16 +26,21 @@ ROOT = Path(__file__).resolve().parent
 # loader) stays Python: it runs once, or is msgspec's.
 COMPILED = ("units", "book", "state", "orders", "fills", "scoring", "core")
 BUILT = "_built.py"
+# The shell's one compiled module, a book's levels scanned from their bytes: built from
+# arena_tui/logs/levelscan.py (+ .pxd) as ``arena_tui.logs._levelscan``, so the source stays
+# importable beside it (the reference, and what runs without a compiler); levelscan.py
+# uses the build only when ``_levelscan_built.py`` records its current source's SHA-256.
+SHELL_SOURCE, SHELL_EXT = "arena_tui/logs/levelscan", "arena_tui.logs._levelscan"
 
 
 def say(text: str) -> None:
     print(f"arena setup: {text}", file=sys.stderr)
 
 
-def source_sha256(name: str) -> str:
+def source_sha256(name: str, folder: str = "engine", pxd_name: str = "") -> str:
     """The module's source and its ``.pxd`` (its C types), as engine/_loader.py hashes them."""
-    h = hashlib.sha256((ROOT / "engine" / f"{name}.py").read_bytes())
-    pxd = ROOT / "engine" / f"{name}.pxd"
+    h = hashlib.sha256((ROOT / folder / f"{name}.py").read_bytes())
+    pxd = ROOT / folder / f"{pxd_name or name}.pxd"
     if pxd.exists():
         h.update(pxd.read_bytes())
     return h.hexdigest()
@@ -80,6 +85,15 @@ class BuildEngine(build_ext):
         target.write_text(built_text(done), encoding="utf-8")
         if done:
             say(f"compiled engine modules: {', '.join(done)}")
+        shell = Path(self.get_ext_fullpath(SHELL_EXT))
+        if SHELL_EXT.rsplit(".", 1)[1] in self.done:
+            folder, name = SHELL_SOURCE.rsplit("/", 1)
+            sha = source_sha256(name, folder, SHELL_EXT.rsplit(".", 1)[1])  # _levelscan.pxd
+            text = '"""Written by setup.py: the SHA-256 of the source it compiled."""\n\n'
+            shell.with_name("_levelscan_built.py").write_text(
+                text + f'SOURCE_SHA256 = "{sha}"\n', encoding="utf-8"
+            )
+            say(f"compiled {SHELL_SOURCE}.py")
 
 
 def pure(why: str) -> list[Extension]:
@@ -89,6 +103,10 @@ def pure(why: str) -> list[Extension]:
     for path in [*(ROOT / "engine").glob("*.so"), *(ROOT / "engine").glob("*.pyd")]:
         path.unlink()
     (ROOT / "engine" / BUILT).unlink(missing_ok=True)
+    shell = (ROOT / SHELL_SOURCE).parent
+    for path in [*shell.glob("_levelscan.*.so"), *shell.glob("_levelscan.*.pyd")]:
+        path.unlink()
+    (shell / "_levelscan_built.py").unlink(missing_ok=True)
     return []
 
 
@@ -105,7 +123,7 @@ def extensions() -> list[Extension]:
         for name in COMPILED
     ]
     try:
-        return list(
+        built = list(
             cythonize(
                 modules,
                 build_dir="build/cython",
@@ -124,6 +142,33 @@ def extensions() -> list[Extension]:
         )
     except CompileError as exc:
         return pure(f"Cython could not translate {exc}")
+    return built + shell_extension()
+
+
+def shell_extension() -> list[Extension]:
+    """``SHELL_SOURCE`` as ``SHELL_EXT``, translated on its own: if it does not translate,
+    it alone runs as Python. Its every index is checked before it is read (its .pxd), so
+    Cython's bounds and negative-index checks are off."""
+    from Cython.Build import cythonize
+    from Cython.Compiler.Errors import CompileError
+
+    ext = Extension(SHELL_EXT, [f"{SHELL_SOURCE}.py"], extra_compile_args=["-O2"])
+    directives = {"binding": True, "annotation_typing": False}
+    directives.update(boundscheck=False, wraparound=False)
+    try:
+        return list(
+            cythonize(
+                [ext],
+                build_dir="build/cython",
+                language_level=3,
+                quiet=True,
+                force=True,
+                compiler_directives=directives,
+            )
+        )
+    except CompileError as exc:
+        say(f"{SHELL_SOURCE}.py: Cython could not translate {exc}; it runs as Python")
+        return []
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildEngine})

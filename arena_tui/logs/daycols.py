@@ -33,6 +33,7 @@ from arena_tui.logs.dayformat import (
     SIDE_NONE,
     SIDE_OTHER,
 )
+from arena_tui.logs.levelscan import levels_e8
 from engine.inputs import AssetCtx, Book, Ctx, Level, Line, Trade
 from engine.units import parse_e8, parse_fraction
 
@@ -55,6 +56,8 @@ class Columns:
         self._strings: dict[str, int] = {}
         self.cols = {name: array(code) for name, code in SECTIONS if name != "off"}
         self.cols["tr_start"].append(0)
+        names = ("p_t", "p_coin", "p_time", "p_tid", "p_px", "p_sz", "p_side")
+        self._print_appends = tuple(self.cols[name].append for name in names)
         self._flat = {name: array("q") for name in ("b_px", "b_sz", "b_n")}
         self._alt = bytearray()
         self.width = 0
@@ -115,18 +118,26 @@ class Columns:
     def _book(self, hl: Book, raw: bytes, base: int, alone: bool) -> int:
         data = hl.data
         levels = bytes(data.levels)
+        fast = levels_e8(levels) if alone else None
+        if fast is not None:  # the form Hyperliquid sends: numbers cut out of the bytes
+            pxs, szs, ns, bids = fast
+            asks = len(ns) - bids
         try:
             if not alone:
                 raise Unfit("a line with arena too")
-            sides = _LEVELS.decode(levels)
-            flat = [(parse_e8(lv.px), parse_e8(lv.sz), lv.n) for side in sides for lv in side]
+            if fast is None:  # any other form: the full decode judges it
+                sides = _LEVELS.decode(levels)
+                every = [lv for side in sides for lv in side]
+                pxs = [parse_e8(lv.px) for lv in every]
+                szs = [parse_e8(lv.sz) for lv in every]
+                ns = [lv.n for lv in every]
+                bids, asks = len(sides[0]), len(sides[1])
             px, sz, n = self._flat["b_px"], self._flat["b_sz"], self._flat["b_n"]
             mark = (len(px), len(sz), len(n))
             try:
-                for a, b, c in flat:
-                    px.append(a)
-                    sz.append(b)
-                    n.append(c)
+                px.fromlist(pxs)
+                sz.fromlist(szs)
+                n.fromlist(ns)
                 self.cols["b_time"].append(data.time)
             except OverflowError:
                 del px[mark[0] :], sz[mark[1] :], n[mark[2] :]
@@ -134,11 +145,10 @@ class Columns:
         except (msgspec.DecodeError, ValueError, OverflowError, Unfit):
             self.failed.add(data.coin)
             return -1
-        bids, asks = len(sides[0]), len(sides[1])
         self.width = max(self.width, bids, asks)
         self.cols["b_nlev"].extend((bids, asks))
-        if _WHITESPACE.search(levels) is None:
-            at = raw.find(levels)  # the levels are a part of the line: found
+        if fast is not None or _WHITESPACE.search(levels) is None:  # the fast form has none
+            at = _found(raw, levels)  # the levels are a part of the line: found
             self.cols["b_lv"].extend((base + at, len(levels)))
         else:  # kept whitespace-free: the engine trusts a cached book's form
             canonical = _LEVELS_OUT.encode(sides)
@@ -160,16 +170,18 @@ class Columns:
         except (ValueError, OverflowError, Unfit):
             self.failed.update(tr.coin for tr in prints)
             return -1
-        text = self.text
+        text, coin_id = self.text, self.coin_id
+        p_t, p_coin, p_time, p_tid, p_px, p_sz, p_side = self._print_appends
+        p_str = cols["p_str"].extend
         for tr, px, sz in checked:
-            cols["p_t"].append(t)
-            cols["p_coin"].append(self.coin_id(tr.coin))
-            cols["p_time"].append(tr.time)
-            cols["p_tid"].append(tr.tid)
-            cols["p_px"].append(px)
-            cols["p_sz"].append(sz)
-            cols["p_side"].append(_SIDES.get(tr.side, SIDE_OTHER))
-            cols["p_str"].extend((text(tr.px), text(tr.sz), text(tr.side)))
+            p_t(t)
+            p_coin(coin_id(tr.coin))
+            p_time(tr.time)
+            p_tid(tr.tid)
+            p_px(px)
+            p_sz(sz)
+            p_side(_SIDES.get(tr.side, SIDE_OTHER))
+            p_str((text(tr.px), text(tr.sz), text(tr.side)))
         cols["tr_start"].append(len(cols["p_t"]))
         books, trades, ctxs = self._rows
         self._rows = (books, trades + 1, ctxs)
@@ -202,17 +214,32 @@ class Columns:
         out = {name: col.tobytes() for name, col in self.cols.items()}
         counts = np.frombuffer(self.cols["b_nlev"], dtype=np.int16).astype(np.int64)
         width = self.width
-        filled = np.arange(width) < counts[:, None]
-        for name, flat in self._flat.items():
-            table = np.zeros((len(counts), width), dtype=np.int64)
-            table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
-            out[name] = table.tobytes()
+        if len(self._flat["b_n"]) == len(counts) * width:  # every side full: no padding
+            out.update((name, flat.tobytes()) for name, flat in self._flat.items())
+        else:
+            filled = np.arange(width) < counts[:, None]
+            for name, flat in self._flat.items():
+                table = np.zeros((len(counts), width), dtype=np.int64)
+                table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
+                out[name] = table.tobytes()
         out["alt"] = bytes(self._alt)
         out["strings"] = msgspec.msgpack.encode(list(self._strings))
         return out
 
 
 _INT64 = 1 << 63
+_PREFIX = 16
+
+
+def _found(raw: bytes, part: bytes) -> int:
+    """``raw.find(part)``, for a long ``part`` met early in ``raw``: a search for a long
+    needle first reads all of it (about a microsecond for a book), so its first bytes are
+    searched for, and the whole compared where they are."""
+    head = part[:_PREFIX]
+    at = raw.find(head)
+    while at >= 0 and not raw.startswith(part, at):
+        at = raw.find(head, at + 1)
+    return at
 
 
 def _check_int64(*values: int) -> None:

@@ -59,7 +59,16 @@ class DayCacheWriter:
     permission) never raises: the writer stops writing and commits nothing.
     """
 
-    def __init__(self, path: str, header_raw: bytes, checked: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        header_raw: bytes,
+        checked: Iterable[str] | None = None,
+        *,
+        written: bool = True,
+    ) -> None:
+        """``written=False``: the log is not written yet (``arena import`` checks its lines
+        before it writes them): ``bind`` names it once it is, before ``commit``."""
         self.path = path
         self._header_raw = bytes(header_raw)
         self._checked = None if checked is None else sorted(set(checked))
@@ -72,11 +81,13 @@ class DayCacheWriter:
         self._lines: list[Line] = []
         self._tmp: Path | None = None
         self._f: Any = None
+        self._stat = (-1, -1)  # no file's: a writer never bound keeps nothing
         if not cache_enabled():
             return
         try:
-            st = os.stat(path)
-            self._stat = (st.st_size, st.st_mtime_ns)
+            if written:
+                st = os.stat(path)
+                self._stat = (st.st_size, st.st_mtime_ns)
             self._dir = cache_dir()
             self._dir.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".", suffix=".part", dir=self._dir)
@@ -85,6 +96,18 @@ class DayCacheWriter:
             self._f.write(bytes(PRE.size))
         except OSError:
             self.discard()
+
+    def bind(self, path: str, header_raw: bytes) -> None:
+        """The log this writer (``written=False``) was fed is written now, at ``path``, with
+        this header line: its size and mtime from now on are what ``commit`` checks."""
+        self.path = path
+        self._header_raw = bytes(header_raw)
+        try:
+            st = os.stat(path)
+        except OSError:
+            self.discard()
+            return
+        self._stat = (st.st_size, st.st_mtime_ns)
 
     @property
     def active(self) -> bool:

@@ -29,6 +29,7 @@ from typing import IO, Any
 
 import msgspec
 
+from arena_tui.logs.dayformat import cache_enabled
 from arena_tui.logs.logcheck import check_line
 from arena_tui.logs.logfile import LOG_VERSION, BadLine, LogError, iter_raw_lines
 from arena_tui.logs.meta import INFO_URL, MetaError, get_markets, select
@@ -36,7 +37,7 @@ from arena_tui.logs.writer import compressed_writer
 from arena_tui.util.outputs import writing
 from arena_tui.util.paths import recordings_dir
 from engine import Market
-from engine.inputs import AssetCtx, Book, Trades
+from engine.inputs import AssetCtx, Book, Line, Trades
 from engine.units import NS_PER_MS
 
 BATCH = 1 << 20
@@ -173,8 +174,14 @@ class Summary:
         }
 
 
-def scan(paths: Sequence[str], fmt: str, progress: Progress | None = None) -> Summary:
-    """Pass 1: check every line of every file and count what the log will hold."""
+def scan(
+    paths: Sequence[str],
+    fmt: str,
+    progress: Progress | None = None,
+    keep: Callable[[bytes, Line], None] | None = None,
+) -> Summary:
+    """Pass 1: check every line of every file and count what the log will hold; ``keep``
+    (one file only): each line as the log will hold it, and as the reader decodes it."""
     s = Summary(fmt, list(paths))
     first = last = None
     for path in paths:
@@ -182,10 +189,13 @@ def scan(paths: Sequence[str], fmt: str, progress: Progress | None = None) -> Su
         for ns, lineno, msg in in_order(records(path, fmt, s.notes), held):
             if not msg.startswith(b"{"):
                 raise SourceError(path, lineno, "the message is not a JSON object")
+            raw = log_line(ns, msg)
             try:
-                line = check_line(log_line(ns, msg))
+                line = check_line(raw)
             except BadLine as exc:
                 raise SourceError(path, lineno, str(exc)) from None
+            if keep is not None:
+                keep(raw, line)
             hl = line.hl
             if type(hl) is Book:
                 s.books += 1
@@ -222,20 +232,26 @@ def default_out(s: Summary) -> Path:
     return recordings_dir() / f"{s.fmt}-{name}-{stamp}.jsonl.lz4"
 
 
+def header_line(s: Summary) -> bytes:
+    """The log's first line: the coins' markets and the inputs' span, known from pass 1 (so
+    no reader needs a second pass for them)."""
+    header = {"arena_log": LOG_VERSION, "recording": "hyperliquid", "source": s.fmt}
+    header["markets"] = msgspec.to_builtins(s.markets)
+    header.update(first_t=s.first_t, last_t=s.last_t)
+    return msgspec.json.encode(header)
+
+
 def write_log(s: Summary, out: Path, progress: Progress | None = None) -> None:
     """Pass 2: merge the files by receive time into ``out`` (which must not exist)."""
     _refuse_existing(out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    header = {"arena_log": LOG_VERSION, "recording": "hyperliquid", "source": s.fmt}
-    header["markets"] = msgspec.to_builtins(s.markets)
-    header.update(first_t=s.first_t, last_t=s.last_t)  # known from pass 1: no reader's 2nd pass
     merged = heapq.merge(*(in_order(records(p, s.fmt)) for p in s.files), key=itemgetter(0))
     with writing(out):  # the inputs' read errors are LogErrors already
         out.parent.mkdir(parents=True, exist_ok=True)
         try:
             with open(tmp, "xb") as raw:
                 f = compressed_writer(raw, out.name)
-                f.write(msgspec.json.encode(header) + b"\n")
+                f.write(header_line(s) + b"\n")
                 n = _write_body(f, merged, progress)
                 if f is not raw:
                     f.close()  # ends the gzip member / LZ4 frame; leaves raw open
@@ -287,21 +303,41 @@ def import_files(
     info_url: str = INFO_URL,
     progress: Progress | None = None,
 ) -> Summary:
-    """Check ``paths``, look their coins up in ``meta``, and write them as one log."""
+    """Check ``paths``, look their coins up in ``meta``, and write them as one log.
+
+    One file's lines are the log's in the same order, so the day cache (``logs.daycache``)
+    is built from them as pass 1 checks them, and kept once the log is in place: the log is
+    not read back to build it. Several files are merged by time: their log's cache is kept
+    by reading it (``logs.daykeep``)."""
     if out is not None:
         _refuse_existing(out)
-    s = scan(paths, fmt, progress)
-    if not s.coins:
-        raise SourceError(", ".join(paths), None, "no market data (l2Book, trades) to import")
-    universe = get_markets(meta_file, info_url)
+    writer = None
+    if len(paths) == 1 and cache_enabled():
+        from arena_tui.logs.daywrite import DayCacheWriter  # brings numpy: here, not on top
+
+        writer = DayCacheWriter("", b"", written=False)
     try:
-        chosen = select(universe, list(s.coins))
-    except MetaError as exc:
-        raise MetaError(f"the data's coins: {exc}; is meta from the data's time?") from None
-    s.markets = sorted(chosen, key=lambda m: m.asset)
-    target = default_out(s) if out is None else out
-    _refuse_existing(target)
-    write_log(s, target, progress)
+        s = scan(paths, fmt, progress, writer.add if writer is not None and writer.active else None)
+        if not s.coins:
+            raise SourceError(", ".join(paths), None, "no market data (l2Book, trades) to import")
+        universe = get_markets(meta_file, info_url)
+        try:
+            chosen = select(universe, list(s.coins))
+        except MetaError as exc:
+            raise MetaError(f"the data's coins: {exc}; is meta from the data's time?") from None
+        s.markets = sorted(chosen, key=lambda m: m.asset)
+        target = default_out(s) if out is None else out
+        _refuse_existing(target)
+        write_log(s, target, progress)
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
+    if writer is not None and writer.active:
+        writer.bind(s.out, header_line(s))
+        day = writer.commit()
+        if day is not None:
+            day.close()
     return s
 
 

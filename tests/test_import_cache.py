@@ -1,0 +1,105 @@
+"""``arena import`` keeps the day cache from its own check of the lines, not a read back.
+
+One source file's lines are the log's, in order, so the importer feeds them to the day
+cache's writer as pass 1 checks them and commits it once the log is in place. The cache it
+keeps must be the one a reader of the written log keeps (``logs.daykeep.keep_day``), byte
+for byte: the lines, every column, the header; only the time it was built may differ. An
+import that fails keeps nothing and leaves no temporary in the cache directory.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from arena_tui.logs.dayformat import PRE, read_meta
+from arena_tui.logs.daykeep import keep_day
+from arena_tui.logs.importers import SourceError, import_files
+from tests.clirun import ROOT
+
+DATA = ROOT / "tests" / "data"
+META = DATA / "meta_2023.json"
+SOURCES = {
+    "hftbacktest": DATA / "hftbacktest_collector_btc_20250126.gz",
+    "hl-archive": DATA / "hl_archive_l2Book_BTC_20240101_12_first20.lz4",
+}
+NS = 1_737_918_843_000 * 10**6
+
+
+def day_file(cache: Path) -> bytes:
+    [path] = [p for p in cache.iterdir() if p.suffix == ".day"]
+    return path.read_bytes()
+
+
+def same_cache(a: bytes, b: bytes) -> None:
+    *_, head_off, _ = PRE.unpack_from(a)
+    assert a[PRE.size : head_off] == b[PRE.size : head_off]  # the lines and every column
+    meta_a, meta_b = msgspec.structs.asdict(read_meta(a)), msgspec.structs.asdict(read_meta(b))
+    meta_a.pop("built_ms")
+    meta_b.pop("built_ms")
+    assert meta_a == meta_b
+
+
+def imported_and_read_back(
+    src: Path, fmt: str, tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[bytes, bytes]:
+    out = tmp / "day.jsonl.lz4"
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp / "imported"))
+    import_files([str(src)], fmt, out=out, meta_file=META)
+    imported = day_file(tmp / "imported")
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp / "read"))
+    assert keep_day(out) is not None
+    return imported, day_file(tmp / "read")
+
+
+@pytest.mark.parametrize("fmt", sorted(SOURCES))
+def test_the_imported_cache_is_the_one_a_reader_keeps(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_cache(*imported_and_read_back(SOURCES[fmt], fmt, tmp_path, monkeypatch))
+
+
+def collector(path: Path, rows: list[tuple[int, str]]) -> Path:
+    with gzip.open(path, "wt") as f:
+        f.writelines(f"{ns} {msg}\n" for ns, msg in rows)
+    return path
+
+
+def book(t: int, levels: str) -> str:
+    data = f'{{"coin":"BTC","time":{t},"levels":{levels}}}'
+    return f'{{"channel":"l2Book","data":{data}}}'
+
+
+def test_odd_books_held_times_and_other_channels_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = '[[{"px":"100.5","sz":"1","n":1}],[{"px":"101","sz":"2.25","n":2}]]'
+    rows = [
+        (NS, book(1, full)),
+        (NS - 3_000_000, book(2, '[[{"n":1,"px":"99","sz":"3"}],[]]')),  # held: t raised
+        (NS + 1, book(3, '[ [{"px": "100.0", "sz":"1", "n":1}], [] ]')),  # whitespace
+        (NS + 2, book(4, '[[{"px":"99999999999999","sz":"1","n":1}],[]]')),  # past int64 as e8
+        (NS + 3, book(5, '[[{"px":"1","sz":"1","n":1,"x":0}],[]]')),  # an extra key
+        (NS + 4, '{"channel":"subscriptionResponse","data":{}}'),
+        (
+            NS + 5,
+            '{"channel":"trades","data":[{"coin":"BTC","side":"B","px":"100.5","sz":"0.1",'
+            '"time":5,"hash":"0x0","tid":7,"users":["0x1","0x2"]}]}',
+        ),
+    ]
+    src = collector(tmp_path / "odd.gz", rows)
+    same_cache(*imported_and_read_back(src, "hftbacktest", tmp_path, monkeypatch))
+
+
+def test_a_failed_import_keeps_no_cache_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = collector(tmp_path / "bad.gz", [(NS, book(1, "[[],[]]")), (NS, book(2, '[["x"],[]]'))])
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(SourceError):
+        import_files([str(src)], "hftbacktest", out=tmp_path / "out.jsonl", meta_file=META)
+    assert [p for p in (tmp_path / "cache").iterdir() if p.is_file()] == []
+    assert not (tmp_path / "out.jsonl").exists()

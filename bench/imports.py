@@ -23,13 +23,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,11 +39,7 @@ if str(ROOT) not in sys.path:  # run as ``python bench/imports.py``: make ``benc
 from arena_tui.logs.dayformat import PRE  # noqa: E402
 from bench.peers import META, write_raw  # noqa: E402
 from bench.replay import machine  # noqa: E402
-
-
-def say(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+from bench.scratch import in_scratch, say  # noqa: E402
 
 
 def columns_sha256(cache: Path) -> str:
@@ -169,16 +163,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="arena-imports-"))
-    try:
-        doc = run(args, work)
-    finally:
-        if args.keep:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(json.dumps(doc) + "\n" if args.json else report(doc) + "\n")
-    return 0
+    return in_scratch(
+        "arena-imports-", lambda w: run(args, w), report, as_json=args.json, keep=args.keep
+    )
 
 
 if __name__ == "__main__":

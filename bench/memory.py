@@ -37,7 +37,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -213,17 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="arena-memory-"))
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        doc = run(args, work)
-    finally:
-        if args.keep or args.dir:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(json.dumps(doc) + "\n" if args.json else report(doc) + "\n")
-    return 0
+    from bench.scratch import in_scratch
+
+    return in_scratch(
+        "arena-memory-",
+        lambda w: run(args, w),
+        report,
+        as_json=args.json,
+        keep=args.keep,
+        where=args.dir,
+    )
 
 
 if __name__ == "__main__":

@@ -75,7 +75,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -951,16 +950,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(
             "arena is not importable here: run from the repo root with arena installed"
         )
-    work = Path(tempfile.mkdtemp(prefix="arena-peers-"))
-    try:
-        doc = run(args, work)
-    finally:
-        if args.keep:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(json.dumps(doc) + "\n" if args.json else report(doc) + "\n")
-    return 0
+    from bench.scratch import in_scratch  # (the peers' own Python runs the workers: no bench)
+
+    return in_scratch(
+        "arena-peers-", lambda w: run(args, w), report, as_json=args.json, keep=args.keep
+    )
 
 
 if __name__ == "__main__":

@@ -81,6 +81,7 @@ class Sample:
     # its loop woke (a tree before the dial: empty)
     order_buckets: tuple[float, ...] = ()
     loop_buckets: tuple[float, ...] = ()
+    fsync_buckets: tuple[float, ...] = ()  # the log's fsync per batch (orders wait for it)
 
 
 @dataclass
@@ -124,6 +125,7 @@ class Watch:
                     gc_full_s=_last(metric_values(text, "arena_gc_pause_seconds_sum")),
                     order_buckets=buckets(text, ORDER_SERIES, ORDER_LABELS),
                     loop_buckets=buckets(text, "arena_loop_lag_seconds"),
+                    fsync_buckets=buckets(text, "arena_log_fsync_duration_seconds"),
                 )
             )
             with contextlib.suppress(TimeoutError):
@@ -272,9 +274,9 @@ def _gc_by_week(watch: Watch, weeks: list[dict[str, Any]]) -> None:
 
 
 def _host_side_by_week(watch: Watch, weeks: list[dict[str, Any]]) -> None:
-    """Each week's p99 of the host's own answer time to an order and of its loop's lateness
-    (the upper bound of the bucket it falls in, ms): what the host did, apart from the
-    agents' own process and the machine's scheduling of it."""
+    """Each week's p99 of the host's own answer time to an order and of its loop's lateness,
+    and its slowest fsync of the log (the upper bound of the bucket each falls in, ms): what
+    the host did, apart from the agents' own process and the machine's scheduling of it."""
     c = watch.clock
     for k, row in enumerate(weeks):
         lo, hi = c.wall(c.day0 + k * WEEK_MS), c.wall(c.day0 + (k + 1) * WEEK_MS)
@@ -282,9 +284,13 @@ def _host_side_by_week(watch: Watch, weeks: list[dict[str, Any]]) -> None:
         if len(inside) < 2:
             continue
         first, last = inside[0], inside[-1]
-        for key, attr in (("host_p99_ms", "order_buckets"), ("loop_p99_ms", "loop_buckets")):
-            q = bucket_quantile(getattr(first, attr), getattr(last, attr), LATENCY_BUCKETS, 0.99)
-            row[key] = None if q is None else q * 1000
+        for key, attr, q in (
+            ("host_p99_ms", "order_buckets", 0.99),
+            ("loop_p99_ms", "loop_buckets", 0.99),
+            ("fsync_max_ms", "fsync_buckets", 1.0),
+        ):
+            b = bucket_quantile(getattr(first, attr), getattr(last, attr), LATENCY_BUCKETS, q)
+            row[key] = None if b is None else b * 1000
 
 
 def _last(values: list[float]) -> float:
@@ -334,6 +340,7 @@ WEEK_COLUMNS = [
     ("gc_full_mean_ms", "full GC mean ms"),
     ("host_p99_ms", "host p99 <= ms"),
     ("loop_p99_ms", "loop lag p99 <= ms"),
+    ("fsync_max_ms", "fsync max <= ms"),
 ]
 RESTART_COLUMNS = [
     ("checkpoint", "checkpoints"),

@@ -33,6 +33,7 @@ from arena_tui.run.daysource import DaySource
 from arena_tui.run.desk import Desk
 from arena_tui.run.market import ALO, IOC, Book
 from arena_tui.run.parts import Entrant
+from arena_tui.run.replay import standing_row
 from arena_tui.run.trips import SLACK_MS
 from arena_tui.run.twins import (
     LEG_BUDGET,
@@ -497,21 +498,7 @@ def test_twins_split_over_passes_are_ranked_as_the_engine_ranks_one_pass(
         for i, (score, mdd, eligible) in enumerate(scores)
     ]
     want = {s.entry: rank for rank, s in ranking(standings)}
-    rows: list[dict[str, Any]] = [
-        {
-            "rank": 0,
-            "entry": s.entry,
-            "score": s.score,
-            "return": s.ret,
-            "mdd": s.mdd,
-            "equity": s.equity,
-            "eligible": s.eligible,
-            "fill_days": s.fill_days,
-            "active_marks": s.active_marks,
-            "marks": s.marks,
-        }
-        for s in standings
-    ]
+    rows: list[dict[str, Any]] = [standing_row(0, s) for s in standings]
     _rank(rows)
     assert {r["entry"]: r["rank"] for r in rows} == want
 

@@ -16,7 +16,7 @@ from arena_tui.logs.thinlog import open_logs
 from arena_tui.run.quotes import OrderNotes, contract_fill, quote_line
 from arena_tui.util.human import Progress
 from arena_tui.util.jsonout import dumps
-from engine import Engine, MalformedInput, Season, ranking
+from engine import Engine, MalformedInput, Season, Standing, ranking
 from engine import events as ev
 
 
@@ -68,22 +68,24 @@ def score_row_doc(r: ev.ScoreRow) -> dict[str, Any]:
     }
 
 
+def standing_row(rank: int | None, s: Standing) -> dict[str, Any]:
+    """One row of the ranking: an entry's standing at ``rank``, as the contract spells it."""
+    return {
+        "rank": rank,
+        "entry": s.entry,
+        "score": s.score,
+        "return": s.ret,
+        "mdd": s.mdd,
+        "equity": s.equity,
+        "eligible": s.eligible,
+        "fill_days": s.fill_days,
+        "active_marks": s.active_marks,
+        "marks": s.marks,
+    }
+
+
 def ranking_rows(eng: Engine) -> list[dict[str, Any]]:
-    return [
-        {
-            "rank": rank,
-            "entry": s.entry,
-            "score": s.score,
-            "return": s.ret,
-            "mdd": s.mdd,
-            "equity": s.equity,
-            "eligible": s.eligible,
-            "fill_days": s.fill_days,
-            "active_marks": s.active_marks,
-            "marks": s.marks,
-        }
-        for rank, s in ranking(eng.standings())
-    ]
+    return [standing_row(rank, s) for rank, s in ranking(eng.standings())]
 
 
 def replay(

@@ -91,6 +91,7 @@ class Desk:
         self.calm: list[dict[str, tuple[int, int, int, tuple[tuple[bool, int], ...]]]] = [
             {} for _ in plans
         ]
+        self.skips: set[tuple[int, int, int]] = set()  # (twin, trip, leg) counted as skipped
         for i, plan in enumerate(plans):
             for k, p in enumerate(plan):
                 self._push(p.at, i, p.trip.coin, k, 0)
@@ -183,7 +184,7 @@ class Desk:
         ctx.t = t
         resting = [o for o in ctx.account.open_orders if o.coin == coin]
         if not resting and not ctx.orders_on(coin):
-            self._send(twin, coin, ctx, target, taker=False)
+            self._send(twin, coin, ctx, target, (k, leg_i), taker=False)
             return False
         book = ctx.market(coin).book
         calm = True
@@ -245,7 +246,7 @@ class Desk:
                 book.finished += 1
                 self.working.get(coin, {}).pop(twin, None)
                 self._cancel_coin(ctx, coin)
-                self._send(twin, coin, ctx, trip.legs[0].target_e8, taker=True)
+                self._send(twin, coin, ctx, trip.legs[0].target_e8, (k, 0), taker=True)
                 self._push(t + CHECK_MS, twin, coin, k, ENTRY, tries + 1)
             elif self.entering[twin].pop(coin, None) is not None:
                 book.skipped += 1  # never entered: the trip is given up
@@ -255,7 +256,7 @@ class Desk:
             if ctx.account.position(coin) != 0 and tries < CHECKS:
                 book.finished += 1
                 self._cancel_coin(ctx, coin)
-                self._send(twin, coin, ctx, 0, taker=True)
+                self._send(twin, coin, ctx, 0, (k, len(trip.legs) - 1), taker=True)
                 self._push(t + CHECK_MS, twin, coin, k, END, tries + 1)
             return
         leg = trip.legs[leg_i]
@@ -267,7 +268,7 @@ class Desk:
             working.pop(twin, None)
         else:
             working[twin] = (k, leg_i)
-        if not self._send(twin, coin, ctx, leg.target_e8, taker=leg.taker):
+        if not self._send(twin, coin, ctx, leg.target_e8, (k, leg_i), taker=leg.taker):
             if tries < RETRIES:
                 self._push(t + RETRY_MS, twin, coin, k, leg_i, tries + 1)
             else:
@@ -307,9 +308,13 @@ class Desk:
             if o.coin == coin and not o.cancelling and not ctx.cancel_sent(o.oid):
                 ctx.cancel(oid=o.oid)
 
-    def _send(self, twin: int, coin: str, ctx: Context, target: int, *, taker: bool) -> bool:
-        """One order moving the twin's position toward ``target``; False: none could be
-        priced yet (no book, or no touch on the side it needs)."""
+    def _send(
+        self, twin: int, coin: str, ctx: Context, target: int, leg: tuple[int, int], *, taker: bool
+    ) -> bool:
+        """One order moving the twin's position toward ``target`` for ``leg`` (its trip and
+        leg index); False: none could be priced yet (no book, or no touch on the side it
+        needs). A leg too small to send counts once as skipped, however often it is tried
+        again (a maker leg being worked, at every book; a first or last leg's checks)."""
         pos = ctx.account.position(coin)
         delta = target - pos
         if delta == 0:
@@ -342,7 +347,9 @@ class Desk:
                 self.books[twin].trimmed += 1
                 sz = room
             if notional(px, sz) < self.rules.min_order_value:
-                self.books[twin].skipped += 1
+                if (twin, *leg) not in self.skips:
+                    self.skips.add((twin, *leg))
+                    self.books[twin].skipped += 1
                 return True  # too small to send: the leg is given up, not retried
         if sz <= 0:
             return True

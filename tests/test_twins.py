@@ -24,7 +24,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena_tui.logs.daykeep import keep_day
-from arena_tui.report.skill import matched
+from arena_tui.report import skill
+from arena_tui.report.charts import pct_trunc
+from arena_tui.report.skill import (
+    MIN_FREEDOM_E8,
+    Judging,
+    Twins,
+    Untimed,
+    matched,
+    measure_twins,
+    skill_doc,
+)
+from arena_tui.report.verdict_text import skill_text
 from arena_tui.run import sources
 from arena_tui.run import twins as twins_module
 from arena_tui.run.backtest import Backtest
@@ -373,6 +384,69 @@ def test_a_calm_maker_leg_skipped_at_a_book_changes_nothing(
     assert calm.fill_events == every.fill_events and calm.rows == every.rows
     assert [vars(b) for b in calm.books] == [vars(b) for b in every.books]
     assert looks[0] > calm_looks > 0  # the calm desk did look less
+
+
+def test_a_leg_too_small_to_send_counts_once_however_often_it_is_tried(tmp_path: Path) -> None:
+    """A maker entry under the minimum order value is worked at every book and checked
+    each minute until its trip is given up: the report's ``legs_skipped`` must count it
+    once (it counted every book's try: a quoter's twins once reported 210,247 legs skipped
+    of 150,011 sent), and the trip given up once more; nothing trades."""
+    maker = Trader()
+    maker.maker = maker.maker_entry = True
+    season, result, log = traded(tmp_path, maker, swing=True)
+    end = result.replay.end
+    trips = trips_of(result.entrants[0].stats.fills, COIN, end)
+    assert len(trips) >= 3
+    # every leg is $500: a minimum of $1,000 leaves each one too small to send
+    dear = msgspec.structs.replace(
+        season, rules=msgspec.structs.replace(season.rules, min_order_value=1_000 * 10**6)
+    )
+    run = run_twins(dear, [log], trips, n=4, seed=2, window=(season.start, end))
+    for book, fills in zip(run.books, run.fills, strict=True):
+        assert fills == 0
+        assert book.legs > 0  # it tried
+        # each first leg once, and at most each trip given up once: never once a book
+        assert book.legs <= book.skipped <= book.legs + book.trips
+
+
+class AlwaysIn(Strategy):
+    """Buys 0.005 BTC at its first book and holds it to the end: always in the market."""
+
+    def on_book(self, ctx: Context, book: Book) -> None:
+        ask = book.best_ask_e8
+        if book.coin != "BTC" or ask is None or ctx.account.position("BTC"):
+            return
+        if not ctx.orders_on("BTC"):
+            ctx.order(ctx.asset_of("BTC"), True, ask + 10 * E8, 500_000, False, IOC)
+
+
+def test_no_twin_is_traded_when_the_trips_leave_no_room_to_move(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A strategy in the market all the run gets "can't tell" before any twin could trade
+    (its trips fill the window): the twins' pass, a whole extra engine pass, is not made,
+    and the answer says how little room there was. One with room still gets its twins."""
+    _, result, log = traded(tmp_path, AlwaysIn())
+    how = Judging(twins=8, sources=(log,))
+
+    def no_pass(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the twins traded for a strategy with no room to move")
+
+    monkeypatch.setattr(skill, "run_twins", no_pass)
+    untimed = measure_twins(result, how)
+    assert isinstance(untimed, Untimed) and untimed.trips == 1
+    assert untimed.freedom_e8 < MIN_FREEDOM_E8
+    doc = skill_doc(result.replay.ranking[0]["score"], 1, 1, 1, untimed)
+    assert doc["answer"] == "no_freedom" and doc["twins"] == 0
+    assert doc["freedom"] == untimed.freedom_e8 and doc["match"]["trips"] == 1
+    text = skill_text(doc)
+    assert text.startswith("can't tell") and "no random twins" in text
+    assert f"leaves {pct_trunc(untimed.freedom_e8)} of the window free" in text
+    monkeypatch.undo()
+    _, result, log = traded(tmp_path, Trader())
+    twins = measure_twins(result, Judging(twins=4, sources=(log,)))
+    assert isinstance(twins, Twins) and len(twins.scores) == 4
+    assert twins.freedom_e8 >= MIN_FREEDOM_E8
 
 
 @given(n=st.integers(1, 300), workers=st.integers(1, 16))

@@ -43,6 +43,7 @@ from arena_tui.report.verdict import (
     CONTROL,
     Judging,
     Twins,
+    Untimed,
     judged,
     measure_twins,
     verdict_doc,
@@ -147,7 +148,7 @@ def report_doc(
     judging: Judging | None = None,
     out: Path | None = None,
     kind: str = "backtest",
-    twins: Twins | str | None = None,
+    twins: Twins | Untimed | str | None = None,
 ) -> dict[str, Any]:
     """report.json's document; ``out``: the run directory it is written in; ``twins``: the
     strategy's twins (``verdict.measure_twins``), or why there are none."""

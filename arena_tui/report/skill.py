@@ -40,6 +40,18 @@ class Twins:
     legs: int  # legs sent, over all twins
 
 
+@dataclass(frozen=True)
+class Untimed:
+    """A strategy whose timing leaves its trips no room to move (``MIN_FREEDOM_E8``): the
+    answer is "can't tell" before any twin trades, so none is traded (a quoter in the
+    market all day would otherwise cost a whole extra pass of twins that can only sit
+    where it sat)."""
+
+    seed: int
+    trips: int
+    freedom_e8: int  # run.twins.timing_freedom, under MIN_FREEDOM_E8
+
+
 def _median(values: Sequence[int]) -> int:
     s = sorted(values)
     return s[(len(s) - 1) // 2] if s else 0
@@ -63,16 +75,26 @@ def matched(mine: int, twins: int) -> bool:
 
 
 def skill_doc(
-    score: int, fills: int, fees: int, active: int, twins: Twins | str | None
+    score: int, fills: int, fees: int, active: int, twins: Twins | Untimed | str | None
 ) -> dict[str, Any]:
-    """Question 3: the strategy's S among its twins'. ``twins``: the twins' pass, or why
-    there is none (a string), or None (turned off)."""
+    """Question 3: the strategy's S among its twins'. ``twins``: the twins' pass, the
+    trips that left no room for one (``Untimed``), or why there is none (a string), or None
+    (turned off)."""
     if fills == 0:
         return {"answer": "no_trades"}
     if twins is None:
         return {"answer": "off", "why": "no twins asked for (--twins 0)"}
     if isinstance(twins, str):
         return {"answer": "not_measured", "why": twins}
+    if isinstance(twins, Untimed):
+        return {
+            "answer": "no_freedom",
+            "twins": 0,
+            "seed": twins.seed,
+            "score": score,
+            "freedom": twins.freedom_e8,
+            "match": {"trips": twins.trips, "fills": fills, "fees": fees},
+        }
     n = len(twins.scores)
     above = sum(1 for s in twins.scores if s > score)
     ties = sum(1 for s in twins.scores if s == score)
@@ -124,10 +146,11 @@ def skill_doc(
 
 def measure_twins(
     result: BacktestResult, how: Judging, progress: Status | None = None
-) -> Twins | str | None:
+) -> Twins | Untimed | str | None:
     """The twins' pass for the run's strategy: its trips re-timed ``how.twins`` times over
     ``how.sources`` (``run.twins``); None when none are asked for, a reason when they
-    cannot be made, nothing at all to do for a strategy with no fills."""
+    cannot be made, nothing at all to do for a strategy with no fills, and no pass for one
+    whose trips leave no room to move (``Untimed``: the answer is known without it)."""
     if how.twins <= 0:
         return None
     e = result.entrants[0] if result.entrants else None
@@ -139,6 +162,9 @@ def measure_twins(
     end = result.replay.end or season.start
     coin_of = {m.asset: m.coin for m in season.markets}.__getitem__
     trips = trips_of(e.stats.fills, coin_of, end)
+    freedom = timing_freedom(trips, season.start, end)
+    if freedom < MIN_FREEDOM_E8:
+        return Untimed(seed=how.seed, trips=len(trips), freedom_e8=freedom)
     run = run_twins(
         season,
         how.sources,
@@ -156,7 +182,7 @@ def measure_twins(
         scores=[r["score"] for r in run.rows],
         seed=how.seed,
         trips=len(trips),
-        freedom_e8=timing_freedom(trips, season.start, end),
+        freedom_e8=freedom,
         fills=run.fills,
         fees=run.fees,
         active=run.active,

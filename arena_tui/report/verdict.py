@@ -35,7 +35,14 @@ from typing import Any
 
 from arena_tui.report import stats
 from arena_tui.report.eligibility import pace_doc
-from arena_tui.report.skill import ALPHA_PCT, Judging, Twins, measure_twins, skill_doc
+from arena_tui.report.skill import (
+    ALPHA_PCT,
+    Judging,
+    Twins,
+    Untimed,
+    measure_twins,
+    skill_doc,
+)
 from arena_tui.report.verdict_text import fill_texts
 from arena_tui.run.parts import BacktestError, BacktestResult
 from arena_tui.run.stats import MarkRow
@@ -194,7 +201,7 @@ def verdict_doc(
     epoch: str | None,
     seed: int,
     span: tuple[int, int],
-    twins: Twins | str | None = None,
+    twins: Twins | Untimed | str | None = None,
     control: str = CONTROL,
     no_control: str | None = None,
 ) -> dict[str, Any]:
@@ -291,5 +298,6 @@ def judged(result: BacktestResult) -> Judged | None:
 
 
 __all__ = [
-    "ALPHA_PCT", "CONTROL", "Judged", "Judging", "Twins", "measure_twins", "skill_doc",
+    "ALPHA_PCT", "CONTROL", "Judged", "Judging", "Twins", "Untimed", "measure_twins",
+    "skill_doc",
 ]  # fmt: skip

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena_tui.report.blocks_text import block_table
+from arena_tui.report.charts import pct_trunc
 from arena_tui.report.eligibility import share_pct
 from arena_tui.report.layout import wrap
 from arena_tui.util.human import plural, ratio_pct, stat_pct, usd
@@ -77,6 +78,12 @@ def skill_text(s: dict[str, Any]) -> str:
     if s.get("days", 1) > 1:  # a sweep's held-out days: each day its own twins
         score = f"{score} (mean daily S over {s['days']} held-out days)"
     if answer == "no_freedom":
+        if not n:  # (no twin traded: report.skill.Untimed)
+            return (
+                f"can't tell: it is in the market nearly all the run (its busiest coin "
+                f"leaves {pct_trunc(s['freedom'])} of the window free), so its trips cannot "
+                f"be timed otherwise: no random twins to compare with"
+            )
         return (
             f"can't tell: it is in the market nearly all the run, so its {n} random twins "
             f"(the same trips at random times) cannot be timed otherwise"

@@ -78,6 +78,14 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def timed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same backtest of momentum, whose trips leave room for twins (the maker is in
+    the market all the run: its twins are not traded, and it has no skill chart)."""
+    tmp = tmp_path_factory.mktemp("timed")
+    return backtest(tmp, tmp / "run", "strategies/momentum.py")
+
+
+@pytest.fixture(scope="module")
 def idle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same backtest of a strategy that never trades."""
     tmp = tmp_path_factory.mktemp("idle")
@@ -171,7 +179,10 @@ def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
     doc = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     names = [e["entry"] for e in doc["entries"]]
     ids = page.evaluate("Array.from(document.querySelectorAll('.chart')).map(d => d.id)")
-    assert set(ids) == {*SHARED_CHARTS, *VERDICT_CHARTS, *(f"chart-price-{c}" for c in COINS)}
+    # the maker is in the market all the run: no twin is traded, so no skill chart
+    assert doc["verdict"]["skill"]["answer"] == "no_freedom"
+    verdict_charts = {c for c in VERDICT_CHARTS if c != "chart-skill"}
+    assert set(ids) == {*SHARED_CHARTS, *verdict_charts, *(f"chart-price-{c}" for c in COINS)}
     assert page.locator(".chart[data-drawn]").count() == len(ids)
     for chart in ("chart-equity", "chart-drawdown", "chart-cap", "chart-open-orders"):
         drawn = traces(page, chart)
@@ -183,7 +194,6 @@ def test_every_chart_is_drawn(page: Any, run_dir: Path) -> None:
         assert n_points >= len(names), chart
     assert {f"{n} exit value" for n in names} <= set(traces(page, "chart-equity"))
     assert traces(page, "chart-money") == ["maker's S"]
-    assert traces(page, "chart-skill") == ["random twins"]
     assert traces(page, "chart-floor") == ["maker − control_random"]
     assert len(traces(page, "chart-costs")) == 4
     assert set(traces(page, "chart-coin-pnl")) == set(names)
@@ -257,8 +267,8 @@ def test_the_entry_picker_redraws_the_coins(page: Any) -> None:
 
 def test_the_verdict_shows_the_three_answers_and_the_floor(page: Any, run_dir: Path) -> None:
     """The four answers read as report.json (and the terminal) says them; the charts under
-    them draw what they rest on: every block's S, every twin's S with the strategy's own
-    marked and the p-value in the title, every block's lead over the control."""
+    them draw what they rest on: every block's S, every block's lead over the control (the
+    maker's skill answer needs no twins, and draws none: ``test_the_skill_chart...``)."""
     v = report_json(run_dir)["verdict"]
     for key in ANSWERS:
         assert page.inner_text(f"#verdict-{key}") == v[key]["text"], key
@@ -282,17 +292,8 @@ def test_the_verdict_shows_the_three_answers_and_the_floor(page: Any, run_dir: P
     assert money["y"] == pytest.approx([s / 1e6 for s in mine], abs=1e-4)
     assert money["shapes"] == ["line", "rect"]  # the mean and its interval (9 blocks)
     assert money["title"].startswith("Does it make money? maker's S in each block of 5m")
-    skill = page.evaluate(
-        "(() => { const d = document.getElementById('chart-skill');"
-        " return {x: d._fullData[0].x, at: d.layout.shapes[0].x0,"
-        " title: d.layout.title.text, label: d.layout.shapes[0].label.text}; })()"
-    )
-    s = v["skill"]
-    assert len(skill["x"]) == s["twins"] == len(s["twin_scores"]) == 100
-    assert skill["x"] == pytest.approx([t / 1e6 for t in s["twin_scores"]], abs=1e-4)
-    assert skill["at"] == pytest.approx(s["score"] / 1e6, abs=1e-4)
-    assert skill["title"].endswith(f"p {s['p_value']:.3f}")
-    assert skill["label"] == f"maker: S {ratio_pct(s['score'])}"
+    assert v["skill"]["answer"] == "no_freedom" and v["skill"]["twins"] == 0
+    assert "no random twins" in page.inner_text("#verdict-skill")
     lead = page.evaluate("document.getElementById('chart-floor')._fullData[0].y")
     assert lead == pytest.approx([d / 1e6 for d in v["floor"]["diffs"]], abs=1e-4)
     assert page.messages == []
@@ -315,15 +316,39 @@ def test_a_run_with_no_trades_says_so_and_draws_no_verdict_chart(
         pg.close()
 
 
-def test_run_text_is_shown_as_text_never_run(browser: Any, run_dir: Path, tmp_path: Path) -> None:
+def test_the_skill_chart_draws_the_twins(browser: Any, timed_dir: Path) -> None:
+    """A strategy with room to move: every twin's S drawn, the strategy's own marked, the
+    p-value in the title."""
+    v = report_json(timed_dir)["verdict"]
+    page = drawn_page(browser, timed_dir / HTML_FILE)
+    try:
+        assert traces(page, "chart-skill") == ["random twins"]
+        assert page.inner_text("#verdict-skill") == v["skill"]["text"]
+        skill = page.evaluate(
+            "(() => { const d = document.getElementById('chart-skill');"
+            " return {x: d._fullData[0].x, at: d.layout.shapes[0].x0,"
+            " title: d.layout.title.text, label: d.layout.shapes[0].label.text}; })()"
+        )
+        s = v["skill"]
+        assert len(skill["x"]) == s["twins"] == len(s["twin_scores"]) == 100
+        assert skill["x"] == pytest.approx([t / 1e6 for t in s["twin_scores"]], abs=1e-4)
+        assert skill["at"] == pytest.approx(s["score"] / 1e6, abs=1e-4)
+        assert skill["title"].endswith(f"p {s['p_value']:.3f}")
+        assert skill["label"] == f"momentum: S {ratio_pct(s['score'])}"
+        assert page.messages == []
+    finally:
+        page.close()
+
+
+def test_run_text_is_shown_as_text_never_run(browser: Any, timed_dir: Path, tmp_path: Path) -> None:
     """A report whose texts carry markup (a hand-edited report.json, a hostile run): the
     page shows them as they are, and nothing in them becomes an element or runs."""
-    doc = report_json(run_dir)
+    doc = report_json(timed_dir)
     v = doc["verdict"]
     v["strategy"] = HOSTILE
     for key in ANSWERS:
         v[key]["text"] = HOSTILE
-    html.write_html(load(run_dir), doc, tmp_path)
+    html.write_html(load(timed_dir), doc, tmp_path)
     pg = drawn_page(browser, tmp_path / HTML_FILE)
     try:
         assert pg.inner_text("#verdict-skill") == HOSTILE

@@ -25,13 +25,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
+from arena_tui.report.skill import MIN_FREEDOM_E8, Twins, Untimed
 from arena_tui.report.verdict import CONTROL
 from arena_tui.run.loader import baseline_path, load_strategy
 from arena_tui.run.params import ParamValue, params_doc, strategy_params, variant_name
 from arena_tui.run.stats import MarkRow
-from arena_tui.sweep import SweepError, execute
+from arena_tui.sweep import SweepError, execute, twinjob
 from arena_tui.sweep.execute import InProcess, executor
 from arena_tui.sweep.jobs import (
     DayFile,
@@ -44,7 +46,9 @@ from arena_tui.sweep.jobs import (
     marks_digest,
     run_job,
 )
+from arena_tui.sweep.judge import twins_of
 from arena_tui.sweep.store import SweepStore
+from arena_tui.sweep.twinjob import TwinJob, run_twin_job, untimed_row
 from tests.clirun import ROOT, arena, arena_here
 
 MOMENTUM = ROOT / "strategies" / "momentum.py"
@@ -199,6 +203,36 @@ def test_variants_share_no_module_state(day: Path, tmp_path: Path) -> None:
     alone = [run_job(Job(str(path), d, [v], control=False)).entries[0] for v in vs]
     assert both.entries == alone
     assert [e.fills for e in alone] == [1, 1]
+
+
+def test_a_held_out_day_with_no_room_to_move_trades_no_twin(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variant in the market from the day's first trades to its end: its twins could not
+    be timed otherwise, so the day's twin job trades none and stores the one row saying how
+    little room there was; the held-out answer is "can't tell" (``Untimed``), as it is from
+    a store written before, whose rows are the day's twins, each with that freedom."""
+    path = tmp_path / "counter.py"
+    path.write_text(COUNTER)
+
+    def no_pass(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("twins traded on a day with no room to move")
+
+    monkeypatch.setattr(twinjob, "run_twins", no_pass)
+    d = day_file(day)
+    result = run_twin_job(TwinJob(str(path), d, Variant("counter-a", {"at": 1}), twins=8))
+    (row,) = result.entries
+    assert row.freedom < MIN_FREEDOM_E8 and row == untimed_row(row.freedom)
+    untimed = twins_of([result.entries], 5)
+    assert isinstance(untimed, Untimed) and untimed.freedom_e8 == row.freedom
+    before = [msgspec.structs.replace(row, name=f"twin-00{i}", score=-i) for i in range(1, 4)]
+    assert twins_of([before], 5) == untimed
+    monkeypatch.undo()
+    timed = run_twin_job(TwinJob(str(MOMENTUM), d, variants(VALUES[:1])[0], twins=4))
+    assert [r.name for r in timed.entries] == [f"twin-00{i}" for i in range(1, 5)]
+    twins = twins_of([timed.entries], 5)
+    assert isinstance(twins, Twins) and len(twins.scores) == 4
+    assert twins.freedom_e8 >= MIN_FREEDOM_E8
 
 
 def test_a_job_is_plain_data_and_says_what_it_ran(day: Path) -> None:
@@ -375,7 +409,10 @@ def test_a_job_saved_before_a_kill_9_is_there_and_one_cut_short_is_not(tmp_path:
 import os, signal, sys
 sys.path.insert(0, {str(ROOT)!r})
 from arena_tui.sweep.jobs import DayFile
+from arena_tui.sweep import twinjob
+from arena_tui.sweep.judge import twins_of
 from arena_tui.sweep.store import SweepStore
+from arena_tui.sweep.twinjob import TwinJob, run_twin_job, untimed_row
 from tests.test_sweep_jobs import result_for
 store = SweepStore({str(tmp_path)!r})
 store.add_trial({{"x": 1}}, "s-x1")

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.report.eligibility import pace
+from arena_tui.report.skill import MIN_FREEDOM_E8
 from arena_tui.report.verdict import (
     Twins,
+    Untimed,
     money_doc,
     paired_verdict,
     skill_doc,
@@ -139,17 +141,22 @@ def order(trials: Sequence[Trial], rules: Rules, min_fills: int) -> list[dict[st
     return rows
 
 
-def twins_of(days: Sequence[Sequence[EntryResult]], seed: int) -> Twins | str:
+def twins_of(days: Sequence[Sequence[EntryResult]], seed: int) -> Twins | Untimed | str:
     """The chosen variant's twins over the held-out days: twin ``j``'s mean S over the
-    days (each day's twins are its own), as many twins as every day has."""
+    days (each day's twins are its own), as many twins as every day has; ``Untimed`` when
+    its trips left a day no room to move (that day's job traded no twin: ``twinjob``; a
+    store from before has the day's twins, each with that day's freedom)."""
     n = min((len(d) for d in days), default=0)
     if n == 0:
         return "no twins: the chosen variant made no trip on a held-out day"
+    freedom = min(d[0].freedom for d in days)
+    if freedom < MIN_FREEDOM_E8:
+        return Untimed(seed=seed, trips=0, freedom_e8=freedom)
     return Twins(
         scores=[mean([d[j].score for d in days]) for j in range(n)],
         seed=seed,
         trips=0,
-        freedom_e8=min(d[0].freedom for d in days),
+        freedom_e8=freedom,
         fills=[sum(d[j].fills for d in days) for j in range(n)],
         fees=[sum(d[j].fees for d in days) for j in range(n)],
         active=[sum(d[j].active_marks for d in days) for j in range(n)],
@@ -162,7 +169,7 @@ def twins_of(days: Sequence[Sequence[EntryResult]], seed: int) -> Twins | str:
 def holdout_doc(
     held: Sequence[EntryResult],
     control: Sequence[EntryResult],
-    twins: Twins | str | None,
+    twins: Twins | Untimed | str | None,
     rules: Rules,
     seed: int,
     epoch: str,

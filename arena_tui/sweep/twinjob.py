@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from arena_tui.logs.daycache import cache_enabled
+from arena_tui.report.skill import MIN_FREEDOM_E8
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.twins import run_twins, timing_freedom, trips_of
@@ -44,6 +45,15 @@ class TwinJob(msgspec.Struct, frozen=True):
     season_toml: str | None = None
     latency_ms: int = 0
     seed: int = 0
+
+
+UNTIMED = "untimed"  # the one row of a day whose trips leave no room: no twin traded
+
+
+def untimed_row(freedom: int) -> EntryResult:
+    """What a twin job stores for a day the variant's trips fill (``freedom`` under
+    ``MIN_FREEDOM_E8``): no twin, only that share (``judge.twins_of`` reads it)."""
+    return EntryResult(UNTIMED, 0, 0, 0, 0, 0, {}, [], "", freedom=freedom)
 
 
 def twin_seed(seed: int, day: DayFile) -> int:
@@ -75,6 +85,10 @@ def run_twin_job(job: TwinJob) -> DayResult:
         trips = trips_of(e.stats.fills, coin_of, end)
         if not trips:
             return DayResult(job.day, [], time.perf_counter() - began, result.inputs)
+        freedom = timing_freedom(trips, season.start, end)
+        if freedom < MIN_FREEDOM_E8:  # "can't tell" whatever twins would score: none traded
+            row = untimed_row(freedom)
+            return DayResult(job.day, [row], time.perf_counter() - began, result.inputs)
         twins = run_twins(
             season,
             [job.day.path],
@@ -89,7 +103,6 @@ def run_twin_job(job: TwinJob) -> DayResult:
         raise
     except ArenaError as exc:
         raise SweepError(str(exc)) from None
-    freedom = timing_freedom(trips, season.start, end)
     out = [
         EntryResult(
             name=row["entry"],

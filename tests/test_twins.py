@@ -435,6 +435,8 @@ def test_no_twin_is_traded_when_the_trips_leave_no_room_to_move(
     monkeypatch.setattr(skill, "run_twins", no_pass)
     untimed = measure_twins(result, how)
     assert isinstance(untimed, Untimed) and untimed.trips == 1
+    # known from the trips: so even without the market data twins would trade on
+    assert measure_twins(result, Judging(twins=8)) == untimed
     assert untimed.freedom_e8 < MIN_FREEDOM_E8
     doc = skill_doc(result.replay.ranking[0]["score"], 1, 1, 1, untimed)
     assert doc["answer"] == "no_freedom" and doc["twins"] == 0

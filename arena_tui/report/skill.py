@@ -156,15 +156,15 @@ def measure_twins(
     e = result.entrants[0] if result.entrants else None
     if e is None or not e.stats.fills:
         return "no trades"
-    if not how.sources:
-        return how.no_twins
     season = result.replay.season
     end = result.replay.end or season.start
     coin_of = {m.asset: m.coin for m in season.markets}.__getitem__
     trips = trips_of(e.stats.fills, coin_of, end)
     freedom = timing_freedom(trips, season.start, end)
-    if freedom < MIN_FREEDOM_E8:
+    if freedom < MIN_FREEDOM_E8:  # (no market data needed: no twin would trade)
         return Untimed(seed=how.seed, trips=len(trips), freedom_e8=freedom)
+    if not how.sources:
+        return how.no_twins
     run = run_twins(
         season,
         how.sources,

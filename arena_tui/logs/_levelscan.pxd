@@ -26,9 +26,12 @@ cdef long long _int_at(bytes raw, Py_ssize_t i, Py_ssize_t end)
 
 @cython.locals(px_at=Py_ssize_t, px_end=Py_ssize_t, sz_at=Py_ssize_t, sz_end=Py_ssize_t,
                n_at=Py_ssize_t, n_end=Py_ssize_t, px=cython.longlong, sz=cython.longlong)
-cdef Py_ssize_t _level(bytes raw, Py_ssize_t i, Py_ssize_t n, int form, list out)
+cdef Py_ssize_t _level(bytes raw, Py_ssize_t i, Py_ssize_t n, int form, Py_ssize_t k,
+                       long long[:] pxs, long long[:] szs, long long[:] ns)
 
-@cython.locals(i=Py_ssize_t, bids=Py_ssize_t, side=int)
+# the arrays' typed views, taken once a book; k < cap is checked before each write
+@cython.locals(i=Py_ssize_t, bids=Py_ssize_t, side=int, k=Py_ssize_t, cap=Py_ssize_t,
+               vpx=cython.longlong[:], vsz=cython.longlong[:], vn=cython.longlong[:])
 cdef object _scan(bytes raw, Py_ssize_t n, int form, bint numbers)
 
 @cython.locals(n=Py_ssize_t)

@@ -135,9 +135,9 @@ class Columns:
             px, sz, n = self._flat["b_px"], self._flat["b_sz"], self._flat["b_n"]
             mark = (len(px), len(sz), len(n))
             try:
-                px.fromlist(pxs)
-                sz.fromlist(szs)
-                n.fromlist(ns)
+                px.extend(pxs)  # (the scanner's arrays: copied whole, no item converted)
+                sz.extend(szs)
+                n.extend(ns)
                 self.cols["b_time"].append(data.time)
             except OverflowError:
                 del px[mark[0] :], sz[mark[1] :], n[mark[2] :]

@@ -23,7 +23,8 @@ import hashlib
 import importlib
 import os
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -66,7 +67,8 @@ class _E8(dict[bytes, int]):
 
 
 _E8_OF = _E8()
-Levels = tuple[list[int], list[int], list[int], int]  # px_e8, sz_e8, n; how many are bids
+# px_e8, sz_e8, n (lists from the expressions, int64 arrays from the scanner); how many are bids
+Levels = tuple[Sequence[int], Sequence[int], Sequence[int], int]
 
 
 def match_fast_form(raw: bytes) -> bool:
@@ -104,6 +106,7 @@ def match_levels(raw: bytes) -> Levels | None:
 _QUOTE, _MINUS, _DOT, _ZERO, _NINE, _ONE = 34, 45, 46, 48, 57, 49
 _OPEN_PX, _SZ, _N = b'{"px":', b',"sz":', b',"n":'
 _OPEN_N, _PX = b'{"n":', b',"px":'
+_ZEROS = array("q", [0])
 _E8_INT = 100_000_000
 _WHOLE_MAX = 9_999_999_999  # a larger whole part: the expressions decide (no int64 sums here)
 _BIG = -(1 << 62)  # ``_e8_at``: a value it does not sum (never an e8 it returns: |e8| < 1e18)
@@ -200,10 +203,12 @@ def _int_at(raw: bytes, i: int, end: int) -> int:
     return -value if neg else value
 
 
-def _level(raw: bytes, i: int, n: int, form: int, out: list[list[int]] | None) -> int:
+def _level(
+    raw: bytes, i: int, n: int, form: int, k: int, pxs: array[int], szs: array[int], ns: array[int]
+) -> int:
     """The index after one level in ``form`` (0: px, sz, n; 1: n, px, sz), its numbers
-    appended to ``out`` (px, sz, n; None: only checked); -1 when not in the form, -2 for a
-    value ``_e8_at`` does not sum."""
+    written at index ``k`` of ``pxs``, ``szs``, ``ns`` (``k`` < 0: only checked); -1 when not
+    in the form, -2 for a value ``_e8_at`` does not sum."""
     px_at = px_end = sz_at = sz_end = n_at = n_end = -1
     if form == 0:
         i = px_at = _literal(raw, i, n, _OPEN_PX)
@@ -231,25 +236,30 @@ def _level(raw: bytes, i: int, n: int, form: int, out: list[list[int]] | None) -
             i = sz_end = _decimal(raw, i, n)
     if i < 0 or i >= n or raw[i] != 125:  # "}"
         return -1
-    if out is None:
+    if k < 0:
         return i + 1
     # a decimal's text: past its opening quote, before its closing one
     px = _e8_at(raw, px_at + 1, px_end - 1)
     sz = _e8_at(raw, sz_at + 1, sz_end - 1)
     if px == _BIG or sz == _BIG:
         return -2
-    out[0].append(px)
-    out[1].append(sz)
-    out[2].append(_int_at(raw, n_at, n_end))
+    pxs[k] = px
+    szs[k] = sz
+    ns[k] = _int_at(raw, n_at, n_end)
     return i + 1
 
 
 def _scan(raw: bytes, n: int, form: int, numbers: bool) -> Levels | None:
-    """Both sides in ``form``: the levels' numbers and the bids' count (``numbers``; else
-    empty lists); None when not in the form; ``match_levels``'s answer when a value is past
+    """Both sides in ``form``: the levels' numbers (int64 arrays, written in place: no
+    Python integer made for them when compiled) and the bids' count (``numbers``; else
+    empty arrays); None when not in the form; ``match_levels``'s answer when a value is past
     what ``_e8_at`` sums."""
-    out: list[list[int]] = [[], [], []]
-    into = out if numbers else None
+    # every level opens with a "{" and takes at least 25 bytes ({"px":"1","sz":"1","n":1}):
+    # room for all, and never more than the line's own size in arrays (a hostile "{{{...")
+    cap = min(raw.count(b"{"), n // 25 + 1) if numbers else 0
+    pxs, szs, ns = _ZEROS * cap, _ZEROS * cap, _ZEROS * cap
+    vpx, vsz, vn = pxs, szs, ns  # (compiled: typed views of them, taken once)
+    k = 0 if numbers else -1
     i = 1
     bids = 0
     for side in range(2):
@@ -260,11 +270,15 @@ def _scan(raw: bytes, n: int, form: int, numbers: bool) -> Levels | None:
             i += 1
         else:
             while True:
-                i = _level(raw, i, n, form, into)
+                if k >= cap:  # (never: a level found opens with its own "{")
+                    return None
+                i = _level(raw, i, n, form, k, vpx, vsz, vn)
                 if i == -2:
                     return match_levels(raw)
                 if i < 0 or i >= n:
                     return None
+                if numbers:
+                    k += 1
                 if raw[i] == 93:
                     i += 1
                     break
@@ -272,13 +286,15 @@ def _scan(raw: bytes, n: int, form: int, numbers: bool) -> Levels | None:
                     return None
                 i += 1
         if side == 0:
-            bids = len(out[2])
+            bids = k if numbers else 0
             if i >= n or raw[i] != 44:
                 return None
             i += 1
     if i + 1 != n or raw[i] != 93:
         return None
-    return out[0], out[1], out[2], bids
+    if numbers and k != cap:
+        return pxs[:k], szs[:k], ns[:k], bids
+    return pxs, szs, ns, bids
 
 
 def scan_levels(raw: bytes) -> Levels | None:

@@ -176,6 +176,22 @@ def test_round_trip_every_kind(cache_dir: Path, tmp_path: Path, name: str) -> No
     assert open_day(path, ["BTC", "SOL"]) is None  # SOL's data was not checked: a miss
 
 
+def test_a_commit_not_reopened_is_kept_all_the_same(cache_dir: Path, tmp_path: Path) -> None:
+    """``commit(reopen=False)`` (an import, a backtest's first read: nobody reads it now)
+    makes the cache visible without reading back what it wrote; the next pass opens it,
+    checks it whole, and reads what the reopened one would."""
+    data = encode([r for r, _, _ in ROWS])
+    path = write(tmp_path / "day.jsonl", data)
+    reader, _ = read_all(path, ["BTC", "ETH"])
+    (writer,) = reader.finished_writers
+    assert writer.commit(reopen=False) is None
+    day = open_day(path, ["BTC", "ETH"])
+    assert day is not None
+    assert_round_trip(day, path, data, ["BTC", "ETH"])
+    day.close()
+    assert writer.commit() is None  # committed once: nothing left to commit
+
+
 @st.composite
 def logs(draw: st.DrawFn) -> list[tuple[dict[str, Any], int, str | None]]:
     coins = ["BTC", "ETH", "HYPE", "kPEPE"]

@@ -161,20 +161,22 @@ class DayCacheWriter:
                 self._tmp.unlink()
             self._tmp = None
 
-    def commit(self) -> CachedDay | None:
+    def commit(self, *, reopen: bool = True) -> CachedDay | None:
         """Make the cache visible and return it opened, or None (disabled, a write failed,
-        the source changed since the read began)."""
+        the source changed since the read began). ``reopen`` False: for a caller that does
+        not read it now (a reader opens and checks it whole when it does): made visible
+        only, never read back (its checksums over every byte just written), and None."""
         self._flush()
         f, tmp = self._f, self._tmp
         if f is None or tmp is None:
             return None
         try:
-            return self._commit(f, tmp)
+            return self._commit(f, tmp, reopen)
         except (OSError, ValueError, Damaged):
             self.discard()
             return None
 
-    def _commit(self, f: Any, tmp: Path) -> CachedDay | None:
+    def _commit(self, f: Any, tmp: Path, reopen: bool) -> CachedDay | None:
         size, sha256 = _unchanged_sha256(self.path, self._stat)
         if sha256 is None:
             self.discard()
@@ -236,6 +238,8 @@ class DayCacheWriter:
         entry = IndexEntry(path=meta.path, size=size, mtime_ns=self._stat[1], sha256=sha256)
         write_entry(self._dir, entry)
         prune(self._dir, keep=final)
+        if not reopen:
+            return None
         try:
             return CachedDay(final, self.path, sha256)
         except (FileNotFoundError, Damaged):

@@ -335,9 +335,7 @@ def import_files(
         raise
     if writer is not None and writer.active:
         writer.bind(s.out, header_line(s))
-        day = writer.commit()
-        if day is not None:
-            day.close()
+        writer.commit(reopen=False)
     return s
 
 

@@ -151,7 +151,7 @@ class Recorded(Counted):
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         if kind is None:  # the pass went to its end: the day caches written are kept
             for writer in self.reader.finished_writers:
-                writer.commit()
+                writer.commit(reopen=False)  # (the next pass opens and checks it)
 
 
 Source = Counted | DaySource  # what the runner's loop reads

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 
+from arena_tui.logs import importers
 from arena_tui.logs.dayformat import PRE, read_meta
 from arena_tui.logs.daykeep import keep_day
 from arena_tui.logs.importers import SourceError, import_files
@@ -60,6 +62,34 @@ def test_the_imported_cache_is_the_one_a_reader_keeps(
     fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     same_cache(*imported_and_read_back(SOURCES[fmt], fmt, tmp_path, monkeypatch))
+
+
+@pytest.mark.parametrize("ext", [".jsonl", ".jsonl.gz", ".jsonl.lz4"])
+@pytest.mark.parametrize("fmt", sorted(SOURCES))
+def test_a_one_file_import_reads_its_source_once_and_writes_the_same_bytes(
+    fmt: str, ext: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the day cache on, the log's body is written from the lines pass 1 checked
+    (kept by the cache's writer), not from a second read of the source: the source is
+    read once, and the log is the same bytes as the two-pass import's (the cache off),
+    compressed too (the same pieces, cut small here so there are many)."""
+    reads: list[str] = []
+    records = importers.records
+
+    def counted(path: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append(path)
+        return records(path, *args, **kwargs)
+
+    monkeypatch.setattr(importers, "records", counted)
+    monkeypatch.setattr(importers, "BATCH", 200)
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    import_files([str(SOURCES[fmt])], fmt, out=tmp_path / f"once{ext}", meta_file=META)
+    assert reads == [str(SOURCES[fmt])]
+    monkeypatch.setenv("ARENA_CACHE", "0")
+    import_files([str(SOURCES[fmt])], fmt, out=tmp_path / f"twice{ext}", meta_file=META)
+    assert len(reads) == 3  # pass 1, then pass 2 reading the source again
+    once, twice = (tmp_path / f"once{ext}").read_bytes(), (tmp_path / f"twice{ext}").read_bytes()
+    assert once == twice and len(once) > 0
 
 
 def collector(path: Path, rows: list[tuple[int, str]]) -> Path:

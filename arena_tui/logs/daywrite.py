@@ -9,6 +9,7 @@ format is ``logs.dayformat``'s.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import os
@@ -17,7 +18,7 @@ import tempfile
 import time
 import zlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import accumulate, repeat
 from operator import add
 from pathlib import Path
@@ -113,6 +114,24 @@ class DayCacheWriter:
     def active(self) -> bool:
         """Still writing (not disabled, failed, committed or discarded)."""
         return self._f is not None
+
+    def written(self, cut: int) -> tuple[int, Iterator[bytes]] | None:
+        """The lines added so far as the cache holds them, each followed by ``\n``, and how
+        many: what a log body of them is, byte for byte (``arena import`` writes its log
+        from them instead of reading its sources again). In pieces of whole lines, each the
+        fewest that reach ``cut`` bytes (the last what is left): the pieces a writer that
+        batches lines so writes, so a compressed log is the same bytes too. None when not
+        writing. Read before ``commit``; add nothing meanwhile."""
+        self._flush()
+        f, tmp = self._f, self._tmp
+        if f is None or tmp is None:
+            return None
+        try:
+            f.flush()
+        except OSError:
+            self.discard()
+            return None
+        return len(self._t), _pieces(tmp, PRE.size, self._off, cut)
 
     def add(self, raw: bytes, line: Line) -> None:
         """One input, as the reader yielded it (kept, and written with the next batch)."""
@@ -244,6 +263,23 @@ class DayCacheWriter:
             return CachedDay(final, self.path, sha256)
         except (FileNotFoundError, Damaged):
             return None
+
+
+def _pieces(path: Path, start: int, off: array[int], cut: int) -> Iterator[bytes]:
+    """The lines ``off`` delimits (their ends, from 0) in ``path`` from ``start``, in pieces
+    of whole lines: each the fewest that reach ``cut`` bytes, the last what is left."""
+    end = off[-1]
+    with open(path, "rb") as f:
+        f.seek(start)
+        at = 0
+        while at < end:
+            i = bisect.bisect_left(off, at + cut)
+            stop = off[i] if i < len(off) else end
+            piece = f.read(stop - at)
+            if len(piece) != stop - at:
+                raise OSError(f"{path}: cut short")
+            at = stop
+            yield piece
 
 
 def _unchanged_sha256(path: str, was: tuple[int, int]) -> tuple[int, str | None]:

@@ -241,18 +241,30 @@ def header_line(s: Summary) -> bytes:
     return msgspec.json.encode(header)
 
 
-def write_log(s: Summary, out: Path, progress: Progress | None = None) -> None:
-    """Pass 2: merge the files by receive time into ``out`` (which must not exist)."""
+def write_log(
+    s: Summary,
+    out: Path,
+    progress: Progress | None = None,
+    body: tuple[int, Iterator[bytes]] | None = None,
+) -> None:
+    """Pass 2: merge the files by receive time into ``out`` (which must not exist); or,
+    given ``body`` (how many lines, and their bytes as pass 1 made them: one file's, kept
+    by its day cache's writer), write those after the header without reading the sources
+    again."""
     _refuse_existing(out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    merged = heapq.merge(*(in_order(records(p, s.fmt)) for p in s.files), key=itemgetter(0))
     with writing(out):  # the inputs' read errors are LogErrors already
         out.parent.mkdir(parents=True, exist_ok=True)
         try:
             with open(tmp, "xb") as raw:
                 f = compressed_writer(raw, out.name)
                 f.write(header_line(s) + b"\n")
-                n = _write_body(f, merged, progress)
+                if body is None:
+                    n = _write_body(f, _merged(s), progress)
+                else:
+                    n, pieces = body
+                    for piece in pieces:
+                        f.write(piece)
                 if f is not raw:
                     f.close()  # ends the gzip member / LZ4 frame; leaves raw open
                 raw.flush()
@@ -263,6 +275,11 @@ def write_log(s: Summary, out: Path, progress: Progress | None = None) -> None:
         finally:
             tmp.unlink(missing_ok=True)
     s.out = str(out)
+
+
+def _merged(s: Summary) -> Iterator[Record]:
+    """The files' records merged by receive time (each file's never going back)."""
+    return heapq.merge(*(in_order(records(p, s.fmt)) for p in s.files), key=itemgetter(0))
 
 
 def _write_body(f: IO[bytes], merged: Iterator[Record], progress: Progress | None) -> int:
@@ -328,7 +345,10 @@ def import_files(
         s.markets = sorted(chosen, key=lambda m: m.asset)
         target = default_out(s) if out is None else out
         _refuse_existing(target)
-        write_log(s, target, progress)
+        # one file: its lines as pass 1 checked them, from the day cache being written
+        # (the log is then exactly what was checked, and the source is not read again)
+        body = writer.written(BATCH) if writer is not None else None
+        write_log(s, target, progress, body)
     except BaseException:
         if writer is not None:
             writer.discard()

@@ -16,9 +16,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from arena_tui.logs import importers
+from arena_tui.logs import daywrite, importers
 from arena_tui.logs.dayformat import PRE, read_meta
 from arena_tui.logs.daykeep import keep_day
+from arena_tui.logs.daywrite import DayCacheWriter
 from arena_tui.logs.importers import SourceError, import_files
 from tests.clirun import ROOT
 
@@ -90,6 +91,33 @@ def test_a_one_file_import_reads_its_source_once_and_writes_the_same_bytes(
     assert len(reads) == 3  # pass 1, then pass 2 reading the source again
     once, twice = (tmp_path / f"once{ext}").read_bytes(), (tmp_path / f"twice{ext}").read_bytes()
     assert once == twice and len(once) > 0
+
+
+def test_a_cache_that_fails_midway_leaves_the_import_to_its_two_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The day cache's writer gives up part way (no space, say): the log is written by
+    reading the source again, the same bytes as with the cache off, and no cache is kept."""
+    src = SOURCES["hftbacktest"]
+    add_many = DayCacheWriter.add_many
+    batches = [0]
+
+    def full_disk(self: DayCacheWriter, raws: list[bytes], lines: list[Any]) -> None:
+        batches[0] += 1
+        if batches[0] == 2:
+            self.discard()  # what an OSError in add_many does
+        add_many(self, raws, lines)
+
+    monkeypatch.setattr(DayCacheWriter, "add_many", full_disk)
+    monkeypatch.setattr(daywrite, "BATCH", 4)  # lines a batch: several batches
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    import_files([str(src)], "hftbacktest", out=tmp_path / "failed.jsonl.lz4", meta_file=META)
+    assert batches[0] >= 2
+    assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []
+    monkeypatch.setenv("ARENA_CACHE", "0")
+    import_files([str(src)], "hftbacktest", out=tmp_path / "plain.jsonl.lz4", meta_file=META)
+    failed = (tmp_path / "failed.jsonl.lz4").read_bytes()
+    assert failed == (tmp_path / "plain.jsonl.lz4").read_bytes()
 
 
 def collector(path: Path, rows: list[tuple[int, str]]) -> Path:

@@ -107,6 +107,7 @@ _QUOTE, _MINUS, _DOT, _ZERO, _NINE, _ONE = 34, 45, 46, 48, 57, 49
 _OPEN_PX, _SZ, _N = b'{"px":', b',"sz":', b',"n":'
 _OPEN_N, _PX = b'{"n":', b',"px":'
 _ZEROS = array("q", [0])
+_NONE = array("q")  # the numbers of a scan that only checks
 _E8_INT = 100_000_000
 _WHOLE_MAX = 9_999_999_999  # a larger whole part: the expressions decide (no int64 sums here)
 _BIG = -(1 << 62)  # ``_e8_at``: a value it does not sum (never an e8 it returns: |e8| < 1e18)
@@ -204,7 +205,14 @@ def _int_at(raw: bytes, i: int, end: int) -> int:
 
 
 def _level(
-    raw: bytes, i: int, n: int, form: int, k: int, pxs: array[int], szs: array[int], ns: array[int]
+    raw: bytes,
+    i: int,
+    n: int,
+    form: int,
+    k: int,
+    pxs: array[int] | None,
+    szs: array[int] | None,
+    ns: array[int] | None,
 ) -> int:
     """The index after one level in ``form`` (0: px, sz, n; 1: n, px, sz), its numbers
     written at index ``k`` of ``pxs``, ``szs``, ``ns`` (``k`` < 0: only checked); -1 when not
@@ -243,9 +251,9 @@ def _level(
     sz = _e8_at(raw, sz_at + 1, sz_end - 1)
     if px == _BIG or sz == _BIG:
         return -2
-    pxs[k] = px
-    szs[k] = sz
-    ns[k] = _int_at(raw, n_at, n_end)
+    pxs[k] = px  # type: ignore[index]  # (k >= 0: the arrays are there)
+    szs[k] = sz  # type: ignore[index]
+    ns[k] = _int_at(raw, n_at, n_end)  # type: ignore[index]
     return i + 1
 
 
@@ -257,8 +265,12 @@ def _scan(raw: bytes, n: int, form: int, numbers: bool) -> Levels | None:
     # every level opens with a "{" and takes at least 25 bytes ({"px":"1","sz":"1","n":1}):
     # room for all, and never more than the line's own size in arrays (a hostile "{{{...")
     cap = min(raw.count(b"{"), n // 25 + 1) if numbers else 0
-    pxs, szs, ns = _ZEROS * cap, _ZEROS * cap, _ZEROS * cap
-    vpx, vsz, vn = pxs, szs, ns  # (compiled: typed views of them, taken once)
+    pxs = szs = ns = _NONE
+    if numbers:
+        pxs, szs, ns = _ZEROS * cap, _ZEROS * cap, _ZEROS * cap
+        vpx, vsz, vn = pxs, szs, ns  # (compiled: typed views of them, taken once)
+    else:  # only checked: no array made, no view taken (the check of every book's line)
+        vpx = vsz = vn = None  # type: ignore[assignment]
     k = 0 if numbers else -1
     i = 1
     bids = 0

@@ -323,9 +323,10 @@ def import_files(
     """Check ``paths``, look their coins up in ``meta``, and write them as one log.
 
     One file's lines are the log's in the same order, so the day cache (``logs.daycache``)
-    is built from them as pass 1 checks them, and kept once the log is in place: the log is
-    not read back to build it. Several files are merged by time: their log's cache is kept
-    by reading it (``logs.daykeep``)."""
+    is built from them as pass 1 checks them, the log's body is written from the lines it
+    kept (``DayCacheWriter.written``: the source is not read twice), and the cache is kept
+    once the log is in place. Several files are merged by time in a second pass: their
+    log's cache is kept by reading it (``logs.daykeep``)."""
     if out is not None:
         _refuse_existing(out)
     writer = None

@@ -51,7 +51,7 @@ from arena_tui.tui.widgets.hosted import (
 )
 from arena_tui.tui.widgets.orders import OrdersTable
 from tests.clirun import ROOT
-from tests.hostkit import SYNTH, ManualFeed, order, season_file, wait_until
+from tests.hostkit import SYNTH, UNLIMITED, ManualFeed, order, season_file, wait_until
 from tests.tuikit import aio, until
 
 WAIT_S = 20.0  # a bound, never reached when things work
@@ -94,7 +94,9 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replayed]:
     )
     log = tmp / "host" / "season.jsonl"
     opts = HostOptions(log=log, season=season, port=0, replay=(SYNTH,), speed=Fraction(600))
-    host = Host(opts, note=lambda _: None).start()
+    # no public limit: this fixture polls, and every test here reads /v1/scores beside the
+    # spectator's own polls from the same address (the limit has a test of its own below)
+    host = Host(opts, note=lambda _: None, readers=UNLIMITED).start()
     try:
         url = host.info["url"]
         keys = {name: register(log, name, None, wall_ms).key for name in ("alice", "bob", "carol")}

@@ -33,6 +33,7 @@ from arena_tui.report.skill import (
     Untimed,
     matched,
     measure_twins,
+    planned_twins,
     skill_doc,
 )
 from arena_tui.report.verdict_text import skill_text
@@ -68,6 +69,7 @@ from arena_tui.run.twins import (
 )
 from arena_tui.season.file import resolve_season
 from arena_tui.strategy import Context, Strategy
+from arena_tui.tui.judge import judging_line
 from arena_tui.util.errors import ArenaError
 from engine import Standing, ranking
 from engine import events as ev
@@ -444,11 +446,25 @@ def test_no_twin_is_traded_when_the_trips_leave_no_room_to_move(
     text = skill_text(doc)
     assert text.startswith("can't tell") and "no random twins" in text
     assert f"leaves {pct_trunc(untimed.freedom_e8)} of the window free" in text
+    # what a progress line may promise: no twin (arena-tui's line says none)
+    assert planned_twins(result, how) == 0
+    assert judging_line(how, result) == "judging, then writing the report..."
     monkeypatch.undo()
     _, result, log = traded(tmp_path, Trader())
-    twins = measure_twins(result, Judging(twins=4, sources=(log,)))
+    how = Judging(twins=4, sources=(log,))
+    assert planned_twins(result, how) == 4
+    assert judging_line(how, result).startswith("judging: trading 4 random twins,")
+    twins = measure_twins(result, how)
     assert isinstance(twins, Twins) and len(twins.scores) == 4
     assert twins.freedom_e8 >= MIN_FREEDOM_E8
+    # none asked for, or no market data to trade on: none promised
+    assert planned_twins(result, Judging(twins=0, sources=(log,))) == 0
+    assert planned_twins(result, Judging(twins=4)) == 0
+    # many legs: the pass trades fewer than asked (run.twins.twin_count), and says so
+    mine = trips_of(result.entrants[0].stats.fills, COIN, result.replay.end)
+    monkeypatch.setattr(twins_module, "LEG_BUDGET", 2 * sum(len(t.legs) for t in mine))
+    few = planned_twins(result, Judging(twins=100, sources=(log,)))
+    assert few == twin_count(100, mine) < 100
 
 
 @given(n=st.integers(1, 300), workers=st.integers(1, 16))

@@ -18,7 +18,8 @@ from typing import Any
 
 from arena_tui.report.judging import Judging as Judging  # its home: light, for commands
 from arena_tui.run.parts import BacktestResult, Status
-from arena_tui.run.twins import run_twins, timing_freedom, trips_of, twin_workers
+from arena_tui.run.trips import Trip
+from arena_tui.run.twins import run_twins, timing_freedom, trips_of, twin_count, twin_workers
 
 ALPHA_PCT = 5
 
@@ -144,6 +145,28 @@ def skill_doc(
     return doc | {"answer": answer}
 
 
+def _trips(result: BacktestResult) -> tuple[list[Trip], int] | None:
+    """The run's strategy's trips and its timing freedom (``run.twins``); None: no fills."""
+    e = result.entrants[0] if result.entrants else None
+    if e is None or not e.stats.fills:
+        return None
+    season = result.replay.season
+    end = result.replay.end or season.start
+    coin_of = {m.asset: m.coin for m in season.markets}.__getitem__
+    trips = trips_of(e.stats.fills, coin_of, end)
+    return trips, timing_freedom(trips, season.start, end)
+
+
+def planned_twins(result: BacktestResult, how: Judging) -> int:
+    """How many twins ``measure_twins`` will trade for this run: 0 when it trades none (none
+    asked for, no fills, no room to move, no market data), else ``run.twins.twin_count``
+    (fewer than asked for a strategy with many legs). What a progress line may promise."""
+    plan = _trips(result) if how.twins > 0 and how.sources else None
+    if plan is None or plan[1] < MIN_FREEDOM_E8:
+        return 0
+    return twin_count(how.twins, plan[0])
+
+
 def measure_twins(
     result: BacktestResult, how: Judging, progress: Status | None = None
 ) -> Twins | Untimed | str | None:
@@ -153,18 +176,16 @@ def measure_twins(
     whose trips leave no room to move (``Untimed``: the answer is known without it)."""
     if how.twins <= 0:
         return None
-    e = result.entrants[0] if result.entrants else None
-    if e is None or not e.stats.fills:
+    plan = _trips(result)
+    if plan is None:
         return "no trades"
-    season = result.replay.season
-    end = result.replay.end or season.start
-    coin_of = {m.asset: m.coin for m in season.markets}.__getitem__
-    trips = trips_of(e.stats.fills, coin_of, end)
-    freedom = timing_freedom(trips, season.start, end)
+    trips, freedom = plan
     if freedom < MIN_FREEDOM_E8:  # (no market data needed: no twin would trade)
         return Untimed(seed=how.seed, trips=len(trips), freedom_e8=freedom)
     if not how.sources:
         return how.no_twins
+    season = result.replay.season
+    end = result.replay.end or season.start
     run = run_twins(
         season,
         how.sources,

@@ -258,7 +258,7 @@ def said(source: BacktestSource, err: TextIO | None = None) -> None:
     if not reporter.done.is_set():
         from arena_tui.tui.judge import judging_line
 
-        say(f"{judging_line(reporter.how)} ({source.title})")
+        say(f"{judging_line(reporter.how, reporter.result)} ({source.title})")
         reporter.done.wait()
     reported = reporter.outcome
     if reported is None or reported.error is not None:

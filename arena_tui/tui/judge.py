@@ -29,16 +29,20 @@ from typing import Any
 from arena_tui.report.html import HTML_FILE
 from arena_tui.report.render import write_files
 from arena_tui.report.rundata import Collector
+from arena_tui.report.skill import planned_twins
 from arena_tui.report.verdict import Judging
 from arena_tui.run.parts import BacktestResult
 from arena_tui.util.errors import KNOWN
 from arena_tui.util.human import plural
 
 
-def judging_line(how: Judging) -> str:
-    """What the screen says while the run is judged and its report written."""
-    if how.twins > 0 and how.sources:
-        return f"judging: trading {plural(how.twins, 'random twin')}, then writing the report..."
+def judging_line(how: Judging, result: BacktestResult) -> str:
+    """What the screen says while the run is judged and its report written: the twins the
+    pass will really trade (``report.skill.planned_twins``: none for a strategy with no
+    fills or no room to move, fewer than asked for one with many legs)."""
+    n = planned_twins(result, how)
+    if n > 0:
+        return f"judging: trading {plural(n, 'random twin')}, then writing the report..."
     return "judging, then writing the report..."
 
 

@@ -209,7 +209,7 @@ class RunScreen(Screen[None]):
         self.finished.set()
         reporter, how = self.source.reporter, self.source.judging
         if reporter is not None:  # the run reached its end: judged, and its report written
-            self.query_one(VerdictPanel).note(judging_line(reporter.how))
+            self.query_one(VerdictPanel).note(judging_line(reporter.how, reporter.result))
             reporter.listen(self._reported)
         elif how is not None:
             self.query_one(VerdictPanel).note("no verdict: the run did not reach its end")

@@ -17,8 +17,10 @@ import msgspec
 import pytest
 
 from arena_tui.logs import daycache
+from arena_tui.logs.daykeep import keep_day
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
+from arena_tui.run.fields import StrategyError
 from arena_tui.run.market import AssetContext, Book, Trade
 from arena_tui.run.parts import BacktestResult, Entrant
 from arena_tui.run.runlogs import NoRunLog
@@ -282,3 +284,80 @@ def test_arena_backtest_writes_the_same_run_directory_with_and_without_the_cache
         for name in files:
             assert (out / name).read_bytes() == (outs[0][0] / name).read_bytes(), name
         assert stdout == outs[0][1]
+
+
+class FailsLater(Jumpy):
+    """Trades like Jumpy, then raises in its ``when`` hook after ``after`` calls of it."""
+
+    def __init__(self, when: str, after: int) -> None:
+        super().__init__(30)
+        self.when, self.after, self.calls = when, after, 0
+
+    def _tick(self, hook: str) -> None:
+        if hook == self.when:
+            self.calls += 1
+            if self.calls > self.after:
+                raise RuntimeError(f"failed in {hook}")
+
+    def on_trades(self, ctx: Context, trades: list[Trade]) -> None:
+        self._tick("on_trades")
+        super().on_trades(ctx, trades)
+
+    def on_mark(self, ctx: Context, mark: ev.MinuteMark) -> None:
+        self._tick("on_mark")
+
+
+@pytest.mark.parametrize(
+    ("when", "after", "thin"),
+    [("on_trades", 900, True), ("on_mark", 40, True), ("on_trades", 2500, False)],
+)
+def test_a_run_cut_short_keeps_the_same_run_log_warm_or_cold(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str, after: int, thin: bool
+) -> None:
+    """The warm pass hands the run log whole runs of the cache's lines, lazily (before a
+    strategy's input, at a day's end, when the pass stops): a run that a strategy ends
+    part way keeps exactly the lines the cold pass kept, and the same own inputs."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    season = resolve_season([str(day)], None)
+    logs: list[bytes] = []
+    for cache in (False, True):  # cold; warm (a run that fails builds no cache: kept first)
+        if cache:
+            kept = keep_day(day)
+            assert kept is not None
+            kept.close()
+        out = tmp_path / f"run{len(logs)}"
+        es = [Entrant("quiet", Minutely(), HERE), Entrant("late", FailsLater(when, after), HERE)]
+        config = RunConfig(seed=5, run_log="thin" if thin else "full", cache=cache)
+        with pytest.raises(StrategyError, match=f"failed in {when}"):
+            Backtest(config, season, es, run_dir=out).run([str(day)])
+        logs.append((out / "run.jsonl").read_bytes())
+    assert logs[1] == logs[0]
+    assert logs[0].count(b'"type":"order"') > 3  # it traded before it failed
+
+
+def test_two_days_from_their_caches_make_the_run_log_of_the_cold_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Day after day: each day's lines are handed over before the next day's source is
+    named (a thin log counts each source's inputs, first and last t)."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    days = []
+    for start in ("2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z"):
+        out = tmp_path / f"day-{start[11:13]}.jsonl"
+        args = ["synth", "--coins", "BTC,ETH", "--hours", "1", "--seed", "4", "--start", start]
+        done = arena_here(*args, "--out", str(out), cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        days.append(str(out))
+    season = resolve_season(days, None)
+    runs = []
+    for cache, thin in ((False, True), (True, True), (True, True), (True, False), (False, False)):
+        out = tmp_path / f"run{len(runs)}"
+        config = RunConfig(seed=9, latency_ms=120, run_log="thin" if thin else "full", cache=cache)
+        result = Backtest(config, season, entrants("jumpy"), run_dir=out).run(days)
+        runs.append((summary(result), (out / "run.jsonl").read_bytes()))
+    assert runs[0][0]["fills"], "no fills: the test shows nothing"
+    assert runs[1] == runs[0] and runs[2] == runs[0]  # thin: cold, building, warm
+    assert runs[3] == runs[4]  # full: warm, cold
+    assert runs[3][0]["log_sha256"] == runs[0][0]["log_sha256"]

@@ -30,6 +30,9 @@ class RunLog:
 
     BATCH = 4096
     gathers = True  # its lines are kept (a source may skip handing them to one that is not)
+    # a source handing over runs of lines (``lines``) lazily: what it still owes, handed
+    # over before a strategy's input is written (``run.daysource``)
+    pending: Callable[[], None] | None = None
 
     def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
         self.path = path
@@ -49,7 +52,18 @@ class RunLog:
 
     def own(self, raw: bytes) -> None:
         """A strategy's input (a thin run log, ``logs.thinlog``, keeps only these)."""
+        if self.pending is not None:
+            self.pending()
         self.write(raw)
+
+    def lines(self, span: memoryview, n: int, first_t: int, last_t: int) -> None:
+        """``n`` market lines at once, each ending in ``\\n``, exactly as the log holds
+        them (a day cache's contiguous bytes: nothing copied line by line); their first
+        and last ``t``."""
+        self._drain()
+        self.sha.update(span)
+        if self._f is not None:
+            self._f.write(span)
 
     def reading(self, paths: object) -> None:
         """The opener its sources are read through: none (a thin run log hashes them)."""
@@ -69,6 +83,8 @@ class RunLog:
             self._f.write(data)
 
     def close(self) -> None:
+        if self.pending is not None:
+            self.pending()
         self._drain()
         if self._f is not None and not self._f.closed:
             self._f.flush()

@@ -19,7 +19,7 @@ import gzip
 import hashlib
 import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -178,6 +178,7 @@ class ThinRunLog:
     """
 
     gathers = True  # its market lines are counted and hashed
+    pending: Callable[[], None] | None = None  # as ``runlog.RunLog``'s
 
     BATCH = 4096
 
@@ -190,7 +191,7 @@ class ThinRunLog:
         self._sources: list[Source] = []
         self._taps: list[_Tap | _Known] = []
         self._first = False  # the next market line is its source's first
-        self._last = b""  # the last market line written
+        self._last: bytes | int = b""  # the last market line written, or its t
         path.parent.mkdir(parents=True, exist_ok=True)
         self._f: IO[bytes] = path.open("wb")
         self._closed = False
@@ -227,7 +228,8 @@ class ThinRunLog:
         src = self._sources[len(self._taps) - 1]
         src.inputs = self.inputs - sum(s.inputs for s in self._sources[: len(self._taps) - 1])
         if src.inputs:
-            src.last_t = line_t(self._last)
+            last = self._last
+            src.last_t = last if isinstance(last, int) else line_t(last)
 
     def write(self, raw: bytes) -> None:
         """A market line: only counted and hashed."""
@@ -241,12 +243,26 @@ class ThinRunLog:
         if len(lines) >= self.BATCH:
             self._drain()
 
+    def lines(self, span: memoryview, n: int, first_t: int, last_t: int) -> None:
+        """``n`` market lines at once (``runlog.RunLog.lines``): counted and hashed."""
+        if self._first:
+            self._first = False
+            self._sources[len(self._taps) - 1].first_t = first_t
+        self._last = last_t
+        self.inputs += n
+        self._drain()
+        self.sha.update(span)
+
     def own(self, raw: bytes) -> None:
         """A strategy's input: written now, after the count of market lines before it."""
+        if self.pending is not None:
+            self.pending()
         self._f.write(b'{"at":%d,' % self.inputs + raw[1:] + b"\n")
         self._lines.append(raw)
 
     def _drain(self) -> None:
+        if not self._lines:
+            return
         self._lines.append(b"")
         self.sha.update(b"\n".join(self._lines))
         self._lines = []
@@ -256,6 +272,8 @@ class ThinRunLog:
         if self._closed:
             return
         self._closed = True
+        if self.pending is not None:
+            self.pending()
         if self._lines:
             self._drain()
         self._done_source()

@@ -242,7 +242,7 @@ class Backtest:
         and stops after the one that ends the season; a late one (a live feed) registers the
         strategies at its first input's time rather than at the season's start."""
         start, late = self.season.start, source.late
-        write = self.log.write if self.log.gathers else None  # (no run log: nothing to gather)
+        write = source.writer(self.log)  # (no run log: nothing to gather)
         reads = source.reads
         registered = False
         queue, gated = self.queue, self.gate is not None

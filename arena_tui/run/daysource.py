@@ -12,7 +12,7 @@ nothing else changes them, so what may be held is worked out once per yielded li
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -43,9 +43,11 @@ class DaySource:
     order, before the next applied input (or a day's end). Market data of other coins is
     skipped on the same terms (the engine ignores it). So the engine makes exactly the
     calls of the cold pass that change what anyone reads, and every line still goes into
-    the run log in order (held ones by the source). The cache's lines were checked in
-    full when it was built (``logs.daycache``), and the lines it applies are built from its
-    columns (``logs.dayinputs``), never decoded, except arena inputs."""
+    the run log in order: handed over by the source as runs of the cache's bytes, applied
+    lines too, just before a strategy's input is written after them (``_hand_over``). The
+    cache's lines were checked in full when it was built (``logs.daycache``), and the
+    lines it applies are built from its columns (``logs.dayinputs``), never decoded,
+    except arena inputs."""
 
     def __init__(
         self,
@@ -75,6 +77,27 @@ class DaySource:
         self.n = 0
         self.last_t: int | None = None
         self._path, self._i = "", 0  # the day and index of the line last yielded
+        # the run log gets the day's lines as runs of the cache's bytes, lazily: lines
+        # before ``_upto`` are in it, those from ``_handed`` on not yet handed over
+        self._day: CachedDay | None = None
+        self._handed = self._upto = 0
+
+    def writer(self, log: RunLog | ThinRunLog) -> Callable[[bytes], None] | None:
+        """What the runner's loop calls with each line it applies, for the run log: here
+        only a mark that the line is in it (``_hand_over`` gives the log its bytes, whole
+        runs of lines at once, before a strategy's input is written after them)."""
+        return self._passed if log.gathers else None
+
+    def _passed(self, raw: bytes) -> None:
+        self._upto = self._i + 1
+
+    def _hand_over(self) -> None:
+        """Give the run log the lines it is owed (``_handed`` to ``_upto``) in one piece."""
+        a, b, day = self._handed, self._upto, self._day
+        if b > a and day is not None:
+            off = day.offsets
+            self.log.lines(day.blob[off[a] : off[b]], b - a, day.t[a], day.t[b - 1])
+            self._handed = b
 
     late = False
 
@@ -100,8 +123,9 @@ class DaySource:
         engine = self.engine
         engine.trust_books(whitespace_free=True)  # a day cache's books passed the checks
         log = self.log
-        write = log.write
-        gather = log.gathers  # (no run log: a held line is not even copied out)
+        gather = log.gathers  # (no run log: nothing is handed over at all)
+        if gather:
+            log.pending = self._hand_over
         hooks = self.hooks
         defer_books = not hooks.book_hooks
         defer_ctx = not hooks.ctx_hooks
@@ -119,6 +143,7 @@ class DaySource:
             for day in self.days:
                 log.known(day.path, day.size, day.sha256)
                 self._path = day.path
+                self._day, self._handed, self._upto = day, 0, 0
                 if last_t is not None and day.n and day.t[0] < last_t:
                     raise LogError(
                         day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
@@ -142,11 +167,9 @@ class DaySource:
                             # touch only that coin's last print: nothing held is read first
                             skip = False
                             quiet = not trade_hooks and a.prints_are_inert
-                        if skip:
+                        if skip:  # (in the run log once the next line is: _upto)
                             if a is not None:
                                 held[2 * c + (kind == KIND_CTX)] = i
-                            if gather:
-                                write(bytes(blob[at:end]))
                             last_t = t
                             n += 1
                             if progress is not None and not n & every:
@@ -156,7 +179,7 @@ class DaySource:
                         _catch_up(engine, day, held)
                     quiet = False
                     self.raw = bytes(blob[at:end])
-                    self._i = i
+                    self._i = self._upto = i  # (the loop's writer marks this line in too)
                     yield make(i, kind, t, c)  # the loop applied it, and what was queued first
                     last_t = t
                     n += 1
@@ -170,8 +193,14 @@ class DaySource:
                             limit = queue[0][0] + 1
                 if held:
                     _catch_up(engine, day, held)
-        finally:  # however it ends
+                self._upto = day.n
+                if gather:
+                    self._hand_over()
+        finally:  # however it ends: what is in the run log so far is handed over
             self.n, self.last_t = n, last_t
+            if gather:
+                self._hand_over()
+                log.pending = None
 
 
 def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, int]]:

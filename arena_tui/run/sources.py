@@ -15,7 +15,7 @@ A source stops after the line that ends the season (the engine is over).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -67,6 +67,11 @@ class Counted:
 
     def error(self, message: str) -> Exception:
         return self.source.error(message)
+
+    def writer(self, log: RunLog | ThinRunLog) -> Callable[[bytes], None] | None:
+        """What the runner's loop calls with each line it applies, for the run log: the
+        log's ``write`` (None: no run log, nothing to gather)."""
+        return log.write if log.gathers else None
 
     def finish(self, end: int) -> None:
         """The season ended (at ``end``) before the source did."""

@@ -9,6 +9,8 @@ and from it; every result, event, mark and run-log byte must agree.
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -361,3 +363,60 @@ def test_two_days_from_their_caches_make_the_run_log_of_the_cold_pass(
     assert runs[1] == runs[0] and runs[2] == runs[0]  # thin: cold, building, warm
     assert runs[3] == runs[4]  # full: warm, cold
     assert runs[3][0]["log_sha256"] == runs[0][0]["log_sha256"]
+
+
+def without_contexts(src: Path, out: Path) -> Path:
+    """``src`` with no asset context (as hftbacktest's collector records a day: books and
+    trades only) and every fifth book one-sided (its asks, or its bids, gone): the marks
+    come from the books' mids, which only two-sided books set."""
+    data = src.read_bytes()
+    lines = (gzip.decompress(data) if src.suffix == ".gz" else data).splitlines()
+    kept: list[bytes] = []
+    books = 0
+    for raw in lines[1:]:
+        doc = json.loads(raw)
+        hl = doc.get("hl") or {}
+        if hl.get("channel") == "activeAssetCtx":
+            continue
+        if hl.get("channel") == "l2Book":
+            books += 1
+            if books % 5 == 0:
+                hl["data"]["levels"][books % 2] = []
+            raw = json.dumps(doc, separators=(",", ":")).encode()
+        kept.append(raw)
+    head = json.loads(lines[0])
+    head["first_t"], head["last_t"] = json.loads(kept[0])["t"], json.loads(kept[-1])["t"]
+    out.write_bytes(b"\n".join([json.dumps(head).encode(), *kept]) + b"\n")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["minutely", "jumpy"])
+def test_a_day_without_contexts_holds_its_books_and_keeps_the_marks(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """With no context mark, a coin's mark is its last two-sided book's mid: the warm pass
+    still holds books nobody reads (the last one, and the last two-sided one before
+    later one-sided ones), and every mark, fill and run-log byte is the cold pass's."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    bare = without_contexts(day, tmp_path / "bare.jsonl")
+    season = resolve_season([str(bare)], None)
+    books: list[int] = []
+
+    class Counting(Backtest):
+        def _apply(self, line: Any) -> list[ev.AnyEvent]:
+            if line.hl is not None and type(line.hl).__name__ == "Book":
+                books.append(line.t)
+            return super()._apply(line)
+
+    runs = []
+    for cache in (False, True, True):  # cold, building, warm
+        books.clear()
+        out = tmp_path / f"run{len(runs)}"
+        config = RunConfig(seed=2, latency_ms=60, cache=cache)
+        bt = Counting(config, season, entrants(kind), run_dir=out, exit_value=exit_value)
+        result = bt.run([str(bare)])
+        runs.append((summary(result), (out / "run.jsonl").read_bytes(), len(books)))
+    assert runs[0][0]["fills"], "no fills: the test shows nothing"
+    assert runs[1][:2] == runs[0][:2] and runs[2][:2] == runs[0][:2]
+    assert runs[2][2] < runs[0][2] / 2, (runs[2][2], runs[0][2])  # most books held

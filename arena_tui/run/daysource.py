@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
 from arena_tui.logs.logfile import LogError
 from arena_tui.run.parts import NotStarted, Status
-from engine import Engine, Line
+from engine import AssetState, Engine, Line
 
 if TYPE_CHECKING:
     from arena_tui.logs.runlog import RunLog
@@ -35,19 +35,19 @@ class DaySource:
 
     A book or a full asset context of a season coin is *held* instead of applied when
     nothing can read the engine's state before the next input that is applied: no timed
-    event is due at its time, no strategy input is queued before it, no strategy hooks
-    it, and (a book) its coin has a context mark (so the book sets no mid) and no order
-    waiting to activate; prints of a coin with no order resting on it, when no strategy
-    hooks prints, are applied without first applying what is held (they read none of
-    it). Held inputs of one coin and kind replace each other; all are applied, in log
+    event is due at its time, no strategy input is queued before it, no strategy hooks it,
+    and (a book) its coin has no order waiting to activate (a coin with no context mark
+    takes its mark from its last two-sided book: that one is held too, beside the one-sided
+    ones after it: ``_holds_book``); prints of a coin with no order resting on it, when no
+    strategy hooks prints, are applied without first applying what is held (they read none
+    of it). Held inputs of one coin and kind replace each other; all are applied, in log
     order, before the next applied input (or a day's end). Market data of other coins is
-    skipped on the same terms (the engine ignores it). So the engine makes exactly the
-    calls of the cold pass that change what anyone reads, and every line still goes into
-    the run log in order: handed over by the source as runs of the cache's bytes, applied
-    lines too, just before a strategy's input is written after them (``_hand_over``). The
-    cache's lines were checked in full when it was built (``logs.daycache``), and the
-    lines it applies are built from its columns (``logs.dayinputs``), never decoded,
-    except arena inputs."""
+    skipped on the same terms (the engine ignores it). So the engine makes exactly the calls
+    of the cold pass that change what anyone reads, and every line still goes into the run
+    log in order: handed over by the source as runs of the cache's bytes, applied lines too,
+    just before a strategy's input is written after them (``_hand_over``). The cache's lines
+    were checked in full when it was built (``logs.daycache``), and the lines it applies are
+    built from its columns (``logs.dayinputs``), never decoded, except arena inputs."""
 
     def __init__(
         self,
@@ -150,6 +150,7 @@ class DaySource:
                     )
                 states = [engine.coin_state(coin) for coin in day.coins]
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
+                rows, nlev = day.row, day.cols["b_nlev"]  # (a book's row, its sides' levels)
                 blob, make = day.blob, day.inputs.make  # from the columns: nothing decoded
                 spans = range(0, day.n, SPAN)
                 for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
@@ -162,7 +163,7 @@ class DaySource:
                         elif kind == KIND_CTX:
                             skip = defer_ctx
                         elif kind == KIND_BOOK:
-                            skip = defer_books and a.book_is_inert
+                            skip = defer_books and _holds_book(a, held, c, i, rows, nlev)
                         else:  # prints of one coin nobody hooks, with no order resting on it
                             # touch only that coin's last print: nothing held is read first
                             skip = False
@@ -217,6 +218,31 @@ def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, 
         [o - 1 for o in offs[1:]],
         strict=False,  # offs is one longer
     )
+
+
+def _holds_book(a: AssetState, held: dict[int, int], c: int, i: int, rows: Any, nlev: Any) -> bool:
+    """Whether book line ``i`` of coin ``c`` (state ``a``) may be held. Not when an order
+    waits for a book to activate. A coin with a context mark takes no mid from books: the
+    last held book is all the engine needs. A coin without one takes its mark from the
+    last two-sided book, so the last of those is held too (under ``-1 - c``) while later
+    one-sided ones come; a context held for the coin may set the mark first, so then the
+    book is applied (after it)."""
+    if a.pending:
+        return False
+    if a.ctx_mark is not None:
+        return True
+    if 2 * c + 1 in held:
+        return False
+    r = rows[i]
+    if nlev[2 * r] and nlev[2 * r + 1]:
+        held.pop(-1 - c, None)  # this one sets the mid: no earlier book is needed
+        return True
+    last = held.get(2 * c)
+    if last is not None:
+        r = rows[last]
+        if nlev[2 * r] and nlev[2 * r + 1]:
+            held[-1 - c] = last  # the mid's book, kept beside the one-sided ones after it
+    return True
 
 
 def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:

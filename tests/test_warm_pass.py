@@ -353,7 +353,7 @@ def test_two_days_from_their_caches_make_the_run_log_of_the_cold_pass(
         assert done.returncode == 0, done.stderr
         days.append(str(out))
     season = resolve_season(days, None)
-    runs = []
+    runs: list[tuple[dict[str, Any], bytes]] = []
     for cache, thin in ((False, True), (True, True), (True, True), (True, False), (False, False)):
         out = tmp_path / f"run{len(runs)}"
         config = RunConfig(seed=9, latency_ms=120, run_log="thin" if thin else "full", cache=cache)
@@ -409,7 +409,7 @@ def test_a_day_without_contexts_holds_its_books_and_keeps_the_marks(
                 books.append(line.t)
             return super()._apply(line)
 
-    runs = []
+    runs: list[tuple[dict[str, Any], bytes, int]] = []
     for cache in (False, True, True):  # cold, building, warm
         books.clear()
         out = tmp_path / f"run{len(runs)}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,19 @@ def test_the_defaults_written_beside_their_options_are_their_homes_values() -> N
     assert synth.REGIMES_MODEL == walk.REGIMES_MODEL
     assert synth.LEAD == walk.LEAD
     assert synth.MEAN_HOLD_S == walk.MEAN_HOLD_S
+
+
+def test_a_replay_without_a_report_loads_none_of_the_reports_modules(tmp_path: Path) -> None:
+    """``arena replay LOG`` (and ``--json``, ``--fills``) scores the log and needs nothing of
+    the report (its verdict brings the twins' runner and the day cache, with numpy); with
+    ``--out DIR`` it writes one and loads them."""
+    sample = str(ROOT / "recordings" / "sample-btc-20250126.jsonl")
+    fills = str(tmp_path / "fills.jsonl")
+    found = loaded(
+        "from arena_tui.cli import app", [["replay", sample, "--json", "--fills", fills]]
+    )
+    assert "arena_tui.run.replay" in found  # it did replay
+    assert [m for m in found if m.startswith("arena_tui.report") or m == "numpy"] == []
+    out = str(tmp_path / "report")
+    found = loaded("from arena_tui.cli import app", [["replay", sample, "--out", out]])
+    assert "arena_tui.report.render" in found and "arena_tui.report.verdict" in found

@@ -150,9 +150,9 @@ def backtest_command(
     """
     # the run's modules here, not at the top: --help and the other commands need none of them
     from arena_tui.logs.catalog import expand_logs
+    from arena_tui.report.judging import check_epoch
     from arena_tui.report.render import write_report
     from arena_tui.report.rundata import Collector
-    from arena_tui.report.verdict import check_epoch
     from arena_tui.run.build import build_backtest, check_order
 
     fields: Fields = run_fields(ctx) | {

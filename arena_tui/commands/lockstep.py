@@ -86,9 +86,9 @@ def lockstep_report(
     rest at the defaults, as ``arena host --lockstep`` judges)."""
     # here, not at the top: every command's start imports this module for its options
     from arena_tui.host.lockstep_run import OUTPUT_FILE, THINK, LockstepRun
+    from arena_tui.report.judging import check_epoch
     from arena_tui.report.render import write_report
     from arena_tui.report.rundata import Collector
-    from arena_tui.report.verdict import check_epoch
 
     how = judging or Judging(sources=tuple(config.logs))
     check_epoch(how.epoch)  # a bad --epoch fails now, not after the run

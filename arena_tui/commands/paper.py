@@ -135,9 +135,9 @@ def paper_command(
     """
     # here, not at the top: --help and the other commands need none of these
     from arena_tui.record.feed import Backoff
+    from arena_tui.report.judging import check_epoch
     from arena_tui.report.render import write_report
     from arena_tui.report.rundata import Collector
-    from arena_tui.report.verdict import check_epoch
     from arena_tui.run.paper import prepare_paper, utc
 
     if config_file is None and strategy is None:

@@ -212,14 +212,8 @@ def replay_command(
     # here, not at the top: --help and the other commands need none of these
     from arena_tui.logs.catalog import expand_logs
     from arena_tui.logs.logerror import LogError
-    from arena_tui.logs.thinlog import market_logs
-    from arena_tui.report.html import write_html
-    from arena_tui.report.render import write_files
-    from arena_tui.report.rundata import replay_collect
-    from arena_tui.report.rundata import save as save_rundata
-    from arena_tui.report.verdict import Judging, check_epoch
+    from arena_tui.report.judging import check_epoch
     from arena_tui.run.quotes import OrderNotes
-    from arena_tui.run.rebuild import Rebuilt
     from arena_tui.run.replay import check_only, replay
     from arena_tui.season.file import EmptyWindow, resolve_season
 
@@ -256,7 +250,11 @@ def replay_command(
         start_output(fills, "--fills", logs)
         with writing(fills, "--fills"):
             fills_f = fills.open("wb")
-    rebuilt = Rebuilt() if out is not None else None
+    rebuilt = None
+    if out is not None:  # (the report's modules only for a report: a replay is quicker)
+        from arena_tui.run.rebuild import Rebuilt
+
+        rebuilt = Rebuilt()
     try:
         if quotes is not None:
             start_output(quotes, "--quotes", logs)
@@ -282,6 +280,13 @@ def replay_command(
         with writing(scores, "--scores"):
             write_scores(result, scores)
     if rebuilt is not None and out is not None:
+        from arena_tui.logs.thinlog import market_logs
+        from arena_tui.report.html import write_html
+        from arena_tui.report.judging import Judging
+        from arena_tui.report.render import write_files
+        from arena_tui.report.rundata import replay_collect
+        from arena_tui.report.rundata import save as save_rundata
+
         with writing(out, "--out"):
             run_log = logs[0] if len(logs) == 1 else None
             sources = None if data is None else str(data)

@@ -1,11 +1,36 @@
-"""How a run is to be judged (``Judging``), apart from the judging itself (``skill``,
-``verdict``), so that a command's start can name it without importing the runner."""
+"""How a run is to be judged (``Judging``, its block length ``parse_epoch``), apart from
+the judging itself (``skill``, ``verdict``), so that a command's start can name and check
+it without importing the runner or the statistics."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from arena_tui.run.config import DEFAULT_TWINS
+from engine.units import DAY_MS, HOUR_MS, MINUTE_MS
+
+UNIT_MS = {"m": MINUTE_MS, "h": HOUR_MS, "d": DAY_MS}
+_EPOCH = re.compile(r"([1-9][0-9]{0,8})([mhd])")
+
+
+def parse_epoch(text: str) -> int:
+    """``30m``, ``2h``, ``1d`` -> block length in ms; anything else is one clear line."""
+    m = _EPOCH.fullmatch(text.strip())
+    if m is None:
+        from arena_tui.run.parts import BacktestError  # (here: the runner's, and heavy)
+
+        raise BacktestError(
+            f"--epoch {text!r}: expected a positive whole number and a unit m, h or d "
+            "(e.g. 30m, 2h, 1d), or auto"
+        )
+    return int(m.group(1)) * UNIT_MS[m.group(2)]
+
+
+def check_epoch(text: str | None) -> None:
+    """A bad ``--epoch`` fails before the run (``auto`` and None choose one for it)."""
+    if text is not None and text != "auto":
+        parse_epoch(text)
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,14 @@ the table printed above the answers. The same run and seed give the same answers
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.report import stats
 from arena_tui.report.eligibility import pace_doc
+from arena_tui.report.judging import check_epoch as check_epoch
+from arena_tui.report.judging import parse_epoch as parse_epoch
 from arena_tui.report.skill import (
     ALPHA_PCT,
     Judging,
@@ -44,35 +45,16 @@ from arena_tui.report.skill import (
     skill_doc,
 )
 from arena_tui.report.verdict_text import fill_texts
-from arena_tui.run.parts import BacktestError, BacktestResult
+from arena_tui.run.parts import BacktestResult
 from arena_tui.run.stats import MarkRow
 from arena_tui.util.human import plural
 from engine import Rules
-from engine.units import DAY_MS, E8, HOUR_MS, MINUTE_MS, tdiv
+from engine.units import E8, MINUTE_MS, tdiv
 
 CONTROL = "control_random"
-UNIT_MS = {"m": MINUTE_MS, "h": HOUR_MS, "d": DAY_MS}
-_EPOCH = re.compile(r"([1-9][0-9]{0,8})([mhd])")
 # block lengths a run's verdict may be given, longest first, and how many it should have
 EPOCHS = ("1d", "12h", "6h", "4h", "2h", "1h", "30m", "15m", "10m", "5m")
 TARGET_BLOCKS = 24
-
-
-def parse_epoch(text: str) -> int:
-    """``30m``, ``2h``, ``1d`` -> block length in ms; anything else is one clear line."""
-    m = _EPOCH.fullmatch(text.strip())
-    if m is None:
-        raise BacktestError(
-            f"--epoch {text!r}: expected a positive whole number and a unit m, h or d "
-            "(e.g. 30m, 2h, 1d), or auto"
-        )
-    return int(m.group(1)) * UNIT_MS[m.group(2)]
-
-
-def check_epoch(text: str | None) -> None:
-    """A bad ``--epoch`` fails before the run (``auto`` and None choose one for it)."""
-    if text is not None and text != "auto":
-        parse_epoch(text)
 
 
 def choose_epoch(span_ms: int) -> str:

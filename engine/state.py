@@ -124,6 +124,17 @@ class AssetState:
         return self.ctx_mark is not None and not self.pending
 
     @property
+    def awaits_book(self) -> bool:
+        """An order of the coin waits for a book to activate: a book applied now may."""
+        return bool(self.pending)
+
+    @property
+    def marks_by_book(self) -> bool:
+        """No context mark yet: the coin's mark is its last two-sided book's mid (a shell
+        holding books back must keep the last two-sided one)."""
+        return self.ctx_mark is None
+
+    @property
     def prints_are_inert(self) -> bool:
         """A print applied now fills nothing: no order rests on the coin."""
         return not self.resting

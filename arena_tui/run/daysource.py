@@ -227,9 +227,9 @@ def _holds_book(a: AssetState, held: dict[int, int], c: int, i: int, rows: Any, 
     last two-sided book, so the last of those is held too (under ``-1 - c``) while later
     one-sided ones come; a context held for the coin may set the mark first, so then the
     book is applied (after it)."""
-    if a.pending:
+    if a.awaits_book:
         return False
-    if a.ctx_mark is not None:
+    if not a.marks_by_book:
         return True
     if 2 * c + 1 in held:
         return False

@@ -225,8 +225,7 @@ async def test_quitting_while_the_twins_trade_keeps_the_report_and_arena_tui_wai
     said(source, err)
     assert source.reporter.done.is_set() and spec.out is not None
     assert err.getvalue().splitlines() == [
-        "arena-tui: judging, then writing the report... "
-        f"({source.title})",
+        f"arena-tui: judging, then writing the report... ({source.title})",
         f"arena-tui: report {Path(spec.out) / 'report.html'} (arena runs list shows the run)",
     ]
     assert (Path(spec.out) / "report.json").is_file()

@@ -34,6 +34,7 @@ from arena_tui.logs.daycache import (
     KIND_TRADES,
     CachedDay,
     DayCacheWriter,
+    has_day,
     open_day,
 )
 from arena_tui.logs.logfile import LogError, LogReader
@@ -309,6 +310,37 @@ def test_damaged_cache_is_a_miss_and_removed(cache_dir: Path, tmp_path: Path, ho
     day = open_day(path, ["BTC"])
     assert day is not None
     day.close()
+
+
+@pytest.mark.parametrize("how", ["magic", "line", "array", "header", "empty"])
+def test_has_day_answers_from_the_index_and_the_header_alone(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``has_day`` (whether a pass will read caches) agrees with ``open_day`` on a good
+    cache, a changed source, a coin not checked and the cache off; it does not check the
+    arrays' and lines' checksums (``open_day``, which the pass calls, does: a cache damaged
+    there is found, removed and built again by that pass)."""
+    rows = [r for r, _, _ in ROWS] + [build.tick(T + 20 + i) for i in range(40)]
+    path = write(tmp_path / "a.jsonl", encode(rows))
+    assert not has_day(path, ["BTC"])  # none yet
+    build_cache(path, ["BTC"]).close()
+    assert has_day(path, ["BTC"]) and has_day(path, [])
+    assert not has_day(path, ["BTC", "ETH"])  # ETH was not checked
+    st0 = path.stat()
+    os.utime(path, ns=(st0.st_atime_ns, st0.st_mtime_ns + 1))
+    assert not has_day(path, ["BTC"])  # the source changed
+    os.utime(path, ns=(st0.st_atime_ns, st0.st_mtime_ns))
+    monkeypatch.setenv("ARENA_CACHE", "0")
+    assert not has_day(path, ["BTC"])
+    monkeypatch.delenv("ARENA_CACHE")
+    (day_file,) = cache_dir.glob("*.day")
+    _damage(day_file, how)
+    past_header = how in ("line", "array")
+    assert has_day(path, ["BTC"]) == past_header  # (magic, header, empty: seen at once)
+    assert open_day(path, ["BTC"]) is None and not day_file.exists()
+    assert not has_day(path, ["BTC"])
+    with pytest.raises(LogError, match="no such file"):
+        has_day(tmp_path / "gone.jsonl", ["BTC"])
 
 
 def test_disabled_by_env_is_a_miss_and_writes_nothing(

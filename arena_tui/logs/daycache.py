@@ -44,7 +44,7 @@ from arena_tui.logs.dayformat import (
     read_meta,
     resolved,
 )
-from arena_tui.logs.dayread import CachedDay, open_day
+from arena_tui.logs.dayread import CachedDay, has_day, open_day
 from arena_tui.logs.daystore import (
     DayInfo,
     days,
@@ -83,6 +83,7 @@ __all__ = [
     "day_file",
     "days",
     "entry_for",
+    "has_day",
     "index_entries",
     "index_file",
     "max_bytes",

@@ -14,6 +14,7 @@ import os
 import sys
 import zlib
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -165,6 +166,42 @@ class CachedDay:
         self.close()
 
 
+def _indexed(
+    path: str | os.PathLike[str],
+) -> tuple[str, os.stat_result, tuple[Path, str] | None]:
+    """The source's name, its stat, and the cache file its index entry names with the
+    source's SHA-256, while the source keeps the size and mtime_ns recorded (None: cache
+    off, no entry, or changed).
+    LogError when the source is missing, as the reader would say it; OSError, ValueError
+    for an unreadable cache directory."""
+    name = os.fspath(path)
+    name = name if isinstance(name, str) else os.fsdecode(name)
+    st = stat_source(name)
+    if not cache_enabled():
+        return name, st, None
+    directory = cache_dir()
+    entry = read_entry(index_file(directory, resolved(name)))
+    if entry is None or entry.size != st.st_size or entry.mtime_ns != st.st_mtime_ns:
+        return name, st, None
+    return name, st, (day_file(directory, entry.sha256), entry.sha256)
+
+
+def has_day(path: str | os.PathLike[str], coins: Iterable[str]) -> bool:
+    """Whether ``path`` has a cache for a season of ``coins``, by its index entry and its
+    file's header alone (``open_day`` also checks the whole file's checksums, and is what
+    a pass opens: a cache damaged past its header is found there, removed, and the log
+    read and cached again). For a caller deciding whether a pass will read caches."""
+    try:
+        _, st, found = _indexed(path)
+        if found is None:
+            return False
+        with open(found[0], "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            meta = read_meta(mm)
+    except (OSError, ValueError, Damaged):
+        return False
+    return meta.size == st.st_size and frozenset(coins) <= frozenset(meta.checked)
+
+
 def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | None:
     """The valid cache of ``path`` for a season of ``coins``, or None: cache disabled, none,
     version differs, the source's size or mtime_ns differs from what the index recorded,
@@ -172,19 +209,13 @@ def open_day(path: str | os.PathLike[str], coins: Iterable[str]) -> CachedDay | 
     magic, a checksum: treated as missing, deleted, and said in one line on stderr; one of
     another version is deleted without a word). Never raises for a cache problem;
     the source missing raises LogError as the reader would."""
-    name = os.fspath(path)
-    name = name if isinstance(name, str) else os.fsdecode(name)
-    st = stat_source(name)
-    if not cache_enabled():
-        return None
     try:
-        directory = cache_dir()
-        entry = read_entry(index_file(directory, resolved(name)))
-        if entry is None or entry.size != st.st_size or entry.mtime_ns != st.st_mtime_ns:
+        name, st, found = _indexed(path)
+        if found is None:
             return None
-        file = day_file(directory, entry.sha256)
+        file, sha256 = found
         try:
-            day = CachedDay(file, name, entry.sha256)
+            day = CachedDay(file, name, sha256)
         except FileNotFoundError:
             return None
         except Damaged as exc:  # refused; the pass reads the log and caches it again

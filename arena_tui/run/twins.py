@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_tui.logs.daycache import has_day
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.desk import Desk, TwinBook
 from arena_tui.run.parts import BacktestResult, Entrant, Status
-from arena_tui.run.sources import open_days
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Strategy
 from arena_tui.run.trips import Leg, Placed, Trip, placements, timing_freedom, trips_of
@@ -277,11 +277,10 @@ def _trade_remote(*job: Any) -> _Part:
 
 
 def _cached(logs: Sequence[str], season: Season) -> bool:
-    """Every one of ``logs`` has a valid day cache for the season's coins."""
-    days = open_days(logs, [m.coin for m in season.markets])
-    for day in days or ():
-        day.close()
-    return days is not None
+    """Every one of ``logs`` has a day cache for the season's coins (by its index and
+    header: the pass that opens them checks them whole, once)."""
+    coins = [m.coin for m in season.markets]
+    return all(has_day(log, coins) for log in logs)
 
 
 def _rank(rows: list[dict[str, Any]]) -> None:

@@ -110,11 +110,19 @@ async def finished(screen: RunScreen) -> None:
     await asyncio.wait_for(screen.finished.wait(), WAIT_S)
 
 
+TEST_S = 240  # a whole pilot test's bound: a hang fails the test, never the suite's run
+
+
 def aio(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
-    """Run an async test on its own event loop (the pilot needs one; no plugin needed)."""
+    """Run an async test on its own event loop (the pilot needs one; no plugin needed),
+    failed if it has not ended within ``TEST_S`` (an await that never returns, say in the
+    app's shutdown, would otherwise hang the whole suite)."""
 
     @functools.wraps(test)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
-        asyncio.run(test(*args, **kwargs))
+        try:
+            asyncio.run(asyncio.wait_for(test(*args, **kwargs), TEST_S))
+        except TimeoutError:
+            raise AssertionError(f"{test.__name__} did not end within {TEST_S} s") from None
 
     return run

@@ -118,12 +118,6 @@ class AssetState:
         self.resting: list[OpenOrder] = []  # oid order, activated with size left
 
     @property
-    def book_is_inert(self) -> bool:
-        """A book applied now would set no mark and activate no order: the coin has a
-        context mark and no order waiting for a book (a shell may hold such a book back)."""
-        return self.ctx_mark is not None and not self.pending
-
-    @property
     def awaits_book(self) -> bool:
         """An order of the coin waits for a book to activate: a book applied now may."""
         return bool(self.pending)

@@ -34,7 +34,6 @@ from typing import Any
 
 from arena_tui.report import stats
 from arena_tui.report.eligibility import pace_doc
-from arena_tui.report.judging import check_epoch as check_epoch
 from arena_tui.report.judging import parse_epoch as parse_epoch
 from arena_tui.report.skill import (
     ALPHA_PCT,

@@ -233,16 +233,19 @@ def _holds_book(a: AssetState, held: dict[int, int], c: int, i: int, rows: Any, 
         return True
     if 2 * c + 1 in held:
         return False
-    r = rows[i]
-    if nlev[2 * r] and nlev[2 * r + 1]:
+    if _two_sided(i, rows, nlev):
         held.pop(-1 - c, None)  # this one sets the mid: no earlier book is needed
         return True
     last = held.get(2 * c)
-    if last is not None:
-        r = rows[last]
-        if nlev[2 * r] and nlev[2 * r + 1]:
-            held[-1 - c] = last  # the mid's book, kept beside the one-sided ones after it
+    if last is not None and _two_sided(last, rows, nlev):
+        held[-1 - c] = last  # the mid's book, kept beside the one-sided ones after it
     return True
+
+
+def _two_sided(i: int, rows: Any, nlev: Any) -> bool:
+    """Book line ``i`` has bids and asks (its row's level counts, ``b_nlev``)."""
+    r = rows[i]
+    return bool(nlev[2 * r] and nlev[2 * r + 1])
 
 
 def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:

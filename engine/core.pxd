@@ -30,6 +30,14 @@ cdef class Engine:
     @cython.locals(a=AssetState, by_coin=dict, memo=dict)
     cdef _trades(self, msg, t)
 
+    @cython.locals(last=object)
+    cdef bint _print(self, AssetState a, t, px, sz, time, tid) except -1
+
+    @cython.locals(a=AssetState, k=Py_ssize_t)
+    cpdef bint apply_quiet_prints(
+        self, t, states, coin, time, tid, px, sz, Py_ssize_t lo, Py_ssize_t hi
+    ) except -1
+
     @cython.locals(a=AssetState)
     cdef _ctx(self, data)
 

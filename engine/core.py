@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from engine import events as ev
@@ -118,6 +119,42 @@ class Engine:
             self._ctx(hl.data)
         else:
             raise ValueError("only a book or an asset context can be held")
+
+    def apply_quiet_prints(
+        self,
+        t: int,
+        states: Sequence[AssetState | None],
+        coin: Sequence[int],
+        time: Sequence[int],
+        tid: Sequence[int],
+        px: Sequence[int],
+        sz: Sequence[int],
+        lo: int,
+        hi: int,
+    ) -> bool:
+        """Apply a trades message given as integers, if it is *quiet*: True when applied.
+
+        The message is prints ``lo`` to ``hi`` of the columns: each print's coin (an index
+        into ``states``: its market's state, or None for a coin the season does not trade),
+        exchange time, tid, price and size e8, checked before (a day cache's columns). It
+        is quiet when no timed event falls due at ``t`` and none of its prints goes through
+        a resting order: applying it then only moves the coins' last prints and makes no
+        event. Anything else (or an engine recording prints, or over, or holding events an
+        input that failed made) applies nothing and returns False: the shell applies the
+        message itself (``apply``).
+        """
+        if self.record_prints or self.over or t >= self._next_due or t < self.t or self._out:
+            return False
+        for k in range(lo, hi):
+            a = states[coin[k]]
+            if a is not None and a.resting and not fills.fills_nothing(a, px[k], time[k]):
+                return False
+        self.t = t
+        for k in range(lo, hi):
+            a = states[coin[k]]
+            if a is not None:
+                self._print(a, t, px[k], sz[k], time[k], tid[k])
+        return True
 
     def emit(self, event: ev.AnyEvent) -> None:
         self._out.append(event)
@@ -298,20 +335,24 @@ class Engine:
                     sz = parse_e8(trade.sz)
                 except ValueError as exc:
                     raise MalformedInput(f"trade: {exc}") from None
-            time = trade.time
-            last = a.last_trade_time
-            if last is None or time > last:
-                a.last_trade_time = time
-                a.last_trade_tids = {trade.tid}
-            elif time == last and trade.tid not in a.last_trade_tids:
-                a.last_trade_tids.add(trade.tid)
-            else:
-                continue  # a resent print: fills nothing, sets no mark
-            a.trade_px = px
-            if record:
+            if self._print(a, t, px, sz, trade.time, trade.tid) and record:
                 self.applied_prints.append(trade)
-            if a.resting:
-                fills.on_print(self, a, t, px, sz, time, trade.tid)
+
+    def _print(self, a: AssetState, t: int, px: int, sz: int, time: int, tid: int) -> bool:
+        """One print of a season coin, its price and size e8: whether it was applied (a
+        resent one, at or before the coin's last print time with a tid seen, is not)."""
+        last = a.last_trade_time
+        if last is None or time > last:
+            a.last_trade_time = time
+            a.last_trade_tids = {tid}
+        elif time == last and tid not in a.last_trade_tids:
+            a.last_trade_tids.add(tid)
+        else:
+            return False  # a resent print: fills nothing, sets no mark
+        a.trade_px = px
+        if a.resting:
+            fills.on_print(self, a, t, px, sz, time, tid)
+        return True
 
     def _ctx(self, data: CtxData) -> None:
         a = self.by_coin.get(data.coin)

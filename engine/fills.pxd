@@ -15,5 +15,10 @@ cpdef take(eng, OpenOrder order, list side, lot, t, book_time)
 @cython.locals(order=OpenOrder)
 cpdef activate(eng, AssetState a, book, t)
 
+cdef bint goes_through(OpenOrder order, px, time) except -1
+
+@cython.locals(order=OpenOrder)
+cpdef bint fills_nothing(AssetState a, px, time) except -1
+
 @cython.locals(order=OpenOrder)
 cpdef on_print(eng, AssetState a, t, px, sz, time, tid)

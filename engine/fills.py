@@ -125,14 +125,28 @@ def activate(eng: Ledger, a: AssetState, book: BookLevels, t: int) -> None:
             a.resting.append(order)
 
 
+def goes_through(order: OpenOrder, px: int, time: int) -> bool:
+    """A print at ``px`` (exchange time ``time``) fills the resting ``order``: it came at or
+    after the book that activated it, strictly through its limit."""
+    if time < order.act_book_time:
+        return False
+    return (px < order.limit_px) if order.is_buy else (px > order.limit_px)
+
+
+def fills_nothing(a: AssetState, px: int, time: int) -> bool:
+    """A print of ``a``'s coin at ``px`` goes through none of its resting orders."""
+    for order in a.resting:  # noqa: SIM110 - a loop, not all(): compiled, it is C
+        if goes_through(order, px, time):
+            return False
+    return True
+
+
 def on_print(eng: Ledger, a: AssetState, t: int, px: int, sz: int, time: int, tid: int) -> None:
     """One applied public trade: fill resting orders it prints strictly through, as maker."""
     cap = -1  # computed on the first order the print goes through: most go through none
     quote: ev.PrintQuote | None = None
     for order in list(a.resting):
-        if time < order.act_book_time:
-            continue
-        if not ((px < order.limit_px) if order.is_buy else (px > order.limit_px)):
+        if not goes_through(order, px, time):
             continue
         if cap < 0:
             cap = lots_down(tdiv(sz * eng.rules.print_fraction_pct, 100), a.lot)

@@ -21,6 +21,8 @@ import msgspec
 
 import engine
 from engine import Engine, Line, Season
+from engine.inputs import Trades
+from engine.units import parse_e8
 
 _LINE = msgspec.json.Decoder(Line)
 _SEASON = msgspec.json.Decoder(Season)
@@ -97,7 +99,7 @@ def state(eng: Engine) -> dict[str, Any]:
         row["last_trade_tids"] = sorted(a.last_trade_tids)
         row["pending"] = [o.oid for o in a.pending]
         row["resting"] = [o.oid for o in a.resting]
-        row["inert"] = [a.awaits_book, a.marks_by_book, a.prints_are_inert]
+        row["inert"] = [a.awaits_book, a.marks_by_book]
         book = a.book
         if book is not None:
             row["book"] = [book.coin, book.t, book.time, book.two_sided, book.ints(), book.mid()]
@@ -113,8 +115,30 @@ def state(eng: Engine) -> dict[str, Any]:
     }
 
 
-def run_case(season_json: bytes, lines: list[bytes], record_prints: bool = False) -> bytes:
-    """Apply ``lines`` to a new engine of the season; every event and the final state."""
+def quietly(eng: Engine, line: Line) -> bool:
+    """Apply a trades message as a day cache's columns would give it (integers), if the
+    engine finds it quiet (``Engine.apply_quiet_prints``); False: not applied."""
+    hl = line.hl
+    if not isinstance(hl, Trades) or eng.record_prints:
+        return False
+    try:
+        px = [parse_e8(p.px) for p in hl.data]
+        sz = [parse_e8(p.sz) for p in hl.data]
+    except ValueError:
+        return False  # not what a day cache holds: the message is applied as it is
+    names = [p.coin for p in hl.data]
+    states = [eng.coin_state(c) for c in names]
+    coin = list(range(len(names)))
+    time, tid = [p.time for p in hl.data], [p.tid for p in hl.data]
+    return eng.apply_quiet_prints(line.t, states, coin, time, tid, px, sz, 0, len(names))
+
+
+def run_case(
+    season_json: bytes, lines: list[bytes], record_prints: bool = False, quiet: bool = False
+) -> bytes:
+    """Apply ``lines`` to a new engine of the season; every event and the final state.
+    ``quiet``: a trades message is offered to ``apply_quiet_prints`` first (applied there,
+    it made no event)."""
     eng = Engine(_SEASON.decode(season_json), record_prints=record_prints)
     out: list[Any] = []
     for raw in lines:
@@ -123,7 +147,7 @@ def run_case(season_json: bytes, lines: list[bytes], record_prints: bool = False
             if line.t < eng.t:
                 out.append("skipped: back in time")
                 continue
-            events = eng.apply(line)
+            events = [] if quiet and quietly(eng, line) else eng.apply(line)
         except (ValueError, AssertionError) as exc:  # MalformedInput is a ValueError
             out.append(f"{type(exc).__name__}: {exc}")
             continue

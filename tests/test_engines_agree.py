@@ -42,6 +42,7 @@ PROPERTY_TESTS = [
     "tests/test_rules_lifecycle.py",
     "tests/test_rules_money.py",
     "tests/test_rules_orders.py",
+    "tests/test_quiet_prints.py",
 ]
 
 

@@ -1,0 +1,50 @@
+"""``Engine.apply_quiet_prints``: a trades message given as integers is applied only when
+applying it makes no event, and then leaves exactly the state ``apply`` leaves.
+
+The day cache's passes (a backtest's warm pass, a cached replay) hand the engine prints
+nobody hooks this way, from the cache's columns; these properties hold it to ``apply`` on
+random logs (those of tests/test_engines_agree.py: every kind of input, prices past 64
+bits, malformed fields), in whichever engine runs (that suite runs this file under the
+sources too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+
+from engine import Engine
+from tests import build, enginediff
+from tests.test_engines_agree import SEASON, SEASON_JSON, rows
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows())
+def test_quiet_prints_leave_what_apply_leaves(log: list[dict[str, Any]]) -> None:
+    lines = [msgspec.json.encode(row) for row in log]
+    assert enginediff.run_case(SEASON_JSON, lines, quiet=True) == enginediff.run_case(
+        SEASON_JSON, lines
+    )
+
+
+def test_a_print_through_a_resting_order_is_not_quiet() -> None:
+    eng = Engine(SEASON)
+    t = build.T0 + 1_000
+    for row in (
+        build.register(build.T0, "a"),
+        build.book(t, "BTC", bids=[("99.00", "1.0")], asks=[("101.00", "1.0")]),
+        build.order(t, "a", 0, True, 100 * build.E8, build.E8 // 10),
+        build.book(t + 2_000, "BTC", bids=[("99.00", "1.0")], asks=[("101.00", "1.0")]),
+    ):
+        eng.apply(build.lines([row])[0])
+    assert eng.coin_state("BTC").resting  # type: ignore[union-attr]
+    above = build.lines([build.trades(t + 3_000, ("BTC", "100.50", "1.0", t + 3_000, 1))])[0]
+    through = build.lines([build.trades(t + 4_000, ("BTC", "99.50", "1.0", t + 4_000, 2))])[0]
+    assert enginediff.quietly(eng, above)  # above a bid: fills nothing
+    assert eng.coin_state("BTC").trade_px == 10_050_000_000  # type: ignore[union-attr]
+    assert not enginediff.quietly(eng, through)  # through it: applied by apply, a fill
+    assert [type(e).__name__ for e in eng.apply(through)] == ["Fill"]
+    due = build.lines([build.trades(eng.next_due, ("BTC", "100.50", "1.0", eng.next_due, 3))])
+    assert not enginediff.quietly(eng, due[0])  # a minute mark falls due first

@@ -15,10 +15,9 @@ import sys
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
 
 from arena_tui.logs.dayformat import (
     SECTIONS,
@@ -35,6 +34,9 @@ from arena_tui.logs.dayformat import (
 )
 from arena_tui.logs.dayinputs import Inputs
 from engine.inputs import Line
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _STRINGS = msgspec.msgpack.Decoder(list[str])
 
@@ -121,6 +123,8 @@ class CachedDay:
         """A column as a numpy array over the mapping (no copy): one of
         ``logs.dayformat.SECTIONS``; the book levels ``b_px``, ``b_sz`` and ``b_n`` shaped
         (books, 2, width)."""
+        import numpy as np  # (here: a pass reads the columns without it)
+
         code = dict(SECTIONS)[name]
         out = np.frombuffer(self.cols[name], dtype=np.dtype(code))
         if name in ("b_px", "b_sz", "b_n"):

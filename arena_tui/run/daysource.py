@@ -14,20 +14,51 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import chain, repeat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from arena_tui.logs.daycache import KIND_BOOK, KIND_CTX, CachedDay
+from arena_tui.logs.dayformat import KIND_CTX, KIND_OTHER, KIND_TRADES
+from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.logfile import LogError
 from arena_tui.run.parts import NotStarted, Status
 from engine import AssetState, Engine, Line
+from engine.inputs import Tick
 
 if TYPE_CHECKING:
     from arena_tui.logs.runlog import RunLog
     from arena_tui.logs.thinlog import ThinRunLog
-    from arena_tui.run.dispatch import Dispatch
 
 SPAN = 1 << 14  # lines read from the mapped arrays at once
 _NONE = -(1 << 62)  # before registration nothing is held: no line is this early
+
+
+class Hooked(Protocol):
+    """Which market hooks the pass's strategies have (``run.dispatch.Dispatch``), and
+    whether they run yet (``live``: registered)."""
+
+    @property
+    def book_hooks(self) -> Sequence[object]: ...
+
+    @property
+    def ctx_hooks(self) -> Sequence[object]: ...
+
+    @property
+    def trade_hooks(self) -> Sequence[object]: ...
+
+    @property
+    def live(self) -> bool: ...
+
+
+class _Unhooked:
+    """No strategy (a replay): nobody hooks anything, and lines may be held from the
+    first one applied."""
+
+    book_hooks: Sequence[object] = ()
+    ctx_hooks: Sequence[object] = ()
+    trade_hooks: Sequence[object] = ()
+    live = True
+
+
+UNHOOKED: Hooked = _Unhooked()
 
 
 class DaySource:
@@ -38,11 +69,14 @@ class DaySource:
     event is due at its time, no strategy input is queued before it, no strategy hooks it,
     and (a book) its coin has no order waiting to activate (a coin with no context mark
     takes its mark from its last two-sided book: that one is held too, beside the one-sided
-    ones after it: ``_holds_book``); prints of a coin with no order resting on it, when no
-    strategy hooks prints, are applied without first applying what is held (they read none
-    of it). Held inputs of one coin and kind replace each other; all are applied, in log
-    order, before the next applied input (or a day's end). Market data of other coins is
-    skipped on the same terms (the engine ignores it). So the engine makes exactly the calls
+    ones after it: ``_holds_book``). On the same terms, a trades message nobody hooks is
+    handed to the engine as integers from the columns (``Engine.apply_quiet_prints``): when
+    none of its prints goes through a resting order it is applied there and then, making
+    no event and reading nothing held, and never reaches the runner's loop; a tick (time
+    alone) is passed over. Held inputs of one coin and kind replace each other; all are
+    applied, in log order, before the next applied input (or a day's end). Market data of
+    other coins is skipped on the same terms (the engine ignores it). So the engine makes
+    exactly the calls
     of the cold pass that change what anyone reads, and every line still goes into the run
     log in order: handed over by the source as runs of the cache's bytes, applied lines too,
     just before a strategy's input is written after them (``_hand_over``). The cache's lines
@@ -55,7 +89,7 @@ class DaySource:
         engine: Engine,
         queue: list[tuple[int, int, dict[str, Any]]],
         log: RunLog | ThinRunLog,
-        hooks: Dispatch,
+        hooks: Hooked,
         progress: Status | None,
         every: int,
         hold: bool = True,
@@ -81,6 +115,16 @@ class DaySource:
         # before ``_upto`` are in it, those from ``_handed`` on not yet handed over
         self._day: CachedDay | None = None
         self._handed = self._upto = 0
+
+    @property
+    def day(self) -> CachedDay | None:
+        """The day of the line last yielded (None before the first)."""
+        return self._day
+
+    @property
+    def index(self) -> int:
+        """The index of the line last yielded in its day."""
+        return self._i
 
     def writer(self, log: RunLog | ThinRunLog) -> Callable[[bytes], None] | None:
         """What the runner's loop calls with each line it applies, for the run log: here
@@ -130,9 +174,9 @@ class DaySource:
         defer_books = not hooks.book_hooks
         defer_ctx = not hooks.ctx_hooks
         trade_hooks = bool(hooks.trade_hooks)
+        quiet = engine.apply_quiet_prints
         progress, every = self.progress, self.every
         queue, hold = self.queue, self.hold
-        quiet = False  # the input about to be applied needs nothing held applied first
         # lines before ``limit`` may be held: the next timed event, the first queued input
         # (at its time); none before the strategies registered. Only the loop changes
         # either (it applies, hooks send): worked out again after each line it applied.
@@ -152,36 +196,48 @@ class DaySource:
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
                 rows, nlev = day.row, day.cols["b_nlev"]  # (a book's row, its sides' levels)
                 blob, make = day.blob, day.inputs.make  # from the columns: nothing decoded
+                cols = day.cols
+                tr = cols["tr_start"]  # a trades message's prints: tr[r] to tr[r + 1]
+                p_coin, p_time, p_tid = cols["p_coin"], cols["p_time"], cols["p_tid"]
+                p_px, p_sz = cols["p_px"], cols["p_sz"]
+                ints = (states, p_coin, p_time, p_tid, p_px, p_sz)
                 spans = range(0, day.n, SPAN)
                 for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
                     if kind <= KIND_CTX and t < limit:
                         a = states[c] if c >= 0 else None
-                        if c < 0:
-                            skip = False  # prints of several coins in one message: applied
+                        skip: bool | None = False  # True: held; None: applied or ignored
+                        if kind == KIND_TRADES:
+                            r = rows[i]
+                            if not trade_hooks and r >= 0 and quiet(t, *ints, tr[r], tr[r + 1]):
+                                skip = None  # nobody hooks them, they fill nothing: applied
+                        elif c < 0:
+                            pass
                         elif a is None:
-                            skip = True  # another coin's market data: the engine ignores it
+                            skip = None  # another coin's market data: the engine ignores it
                         elif kind == KIND_CTX:
                             skip = defer_ctx
-                        elif kind == KIND_BOOK:
+                        else:
                             skip = defer_books and _holds_book(a, held, c, i, rows, nlev)
-                        else:  # prints of one coin nobody hooks, with no order resting on it
-                            # touch only that coin's last print: nothing held is read first
-                            skip = False
-                            quiet = not trade_hooks and a.prints_are_inert
-                        if skip:  # (in the run log once the next line is: _upto)
-                            if a is not None:
+                        if skip is not False:  # (in the run log once the next line is: _upto)
+                            if skip:
                                 held[2 * c + (kind == KIND_CTX)] = i
                             last_t = t
                             n += 1
                             if progress is not None and not n & every:
                                 progress.update(n, t)
                             continue
-                    if held and not quiet:
+                    line = make(i, kind, t, c)
+                    if kind == KIND_OTHER and t < limit and type(line.arena) is Tick:
+                        last_t = t  # time alone, before anything falls due: nothing to do
+                        n += 1
+                        if progress is not None and not n & every:
+                            progress.update(n, t)
+                        continue
+                    if held:
                         _catch_up(engine, day, held)
-                    quiet = False
                     self.raw = bytes(blob[at:end])
                     self._i = self._upto = i  # (the loop's writer marks this line in too)
-                    yield make(i, kind, t, c)  # the loop applied it, and what was queued first
+                    yield line  # the loop applied it, and what was queued first
                     last_t = t
                     n += 1
                     if progress is not None and not n & every:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from arena_tui.logs.daycache import CachedDay, open_day
+from arena_tui.logs.dayread import CachedDay, open_day
 from arena_tui.logs.logfile import LogReader
 from arena_tui.run.daysource import DaySource
 from arena_tui.run.parts import LineSource, LiveSource, NotStarted, Status

@@ -53,8 +53,8 @@ def print_table(result: ReplayResult) -> None:
     state = "final" if result.final else "provisional: the log ends before the season does"
     lines = [
         f"{s.id}  {utc(s.start)} -> {utc(s.end)}  rules_sha256 {s.rules_sha256[:16]}... · paper",
-        f"scored at {utc(result.end)} ({state}); {plural(result.inputs, 'input')}, "
-        f"{plural(result.fills, 'fill')}",
+        f"scored at {utc(result.end)} ({state}); {plural(result.inputs, 'input')}"
+        f"{' (from the day cache)' if result.cached else ''}, {plural(result.fills, 'fill')}",
         "",
     ]
     if not result.ranking:
@@ -188,6 +188,16 @@ def replay_command(
     day_from: FromOpt = None,
     day_to: ToOpt = None,
     coins: CoinsOpt = None,
+    cache: Annotated[
+        bool | None,
+        typer.Option(
+            "--cache/--no-cache",
+            help="The day cache (arena cache info). By default a plain log with a valid "
+            "day cache (an earlier backtest, import or --cache wrote it) is replayed from "
+            "it, a few times quicker, with the very same result; --cache also caches the "
+            "logs it reads (that first replay is slower); --no-cache reads the logs.",
+        ),
+    ] = None,
 ) -> None:
     """Replay LOG... through the Season 0 engine and print the ranking.
 
@@ -271,6 +281,7 @@ def replay_command(
             notes=notes,
             quotes_out=quotes_f,
             sources_dir=None if data is None else str(data),
+            cache="read" if cache is None else "write" if cache else "off",
         )
     finally:
         for f in (fills_f, quotes_f):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from arena_tui.run.loader import ENTRY_NAME
 from arena_tui.run.params import ParamValue
 from arena_tui.run.quotes import OrderNotes
-from arena_tui.run.replay import ReplayResult
+from arena_tui.run.replayresult import ReplayResult
 from arena_tui.run.stats import EntryStats
 from arena_tui.run.strategy import Context, Strategy
 from arena_tui.util.errors import ArenaError

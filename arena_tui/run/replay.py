@@ -8,41 +8,22 @@ its SHA-256 is ``fills_sha256`` whether or not the file is written.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import IO, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from arena_tui.logs.thinlog import open_logs
+from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.thinlog import ThinReader, is_thin, open_logs
 from arena_tui.run.quotes import OrderNotes, contract_fill, quote_line
+from arena_tui.run.replayresult import ReplayResult as ReplayResult
 from arena_tui.util.human import Progress
 from arena_tui.util.jsonout import dumps
-from engine import Engine, MalformedInput, Season, Standing, ranking
+from engine import Engine, Line, MalformedInput, Season, Standing, ranking
 from engine import events as ev
 
+if TYPE_CHECKING:
+    from arena_tui.run.warmreplay import WarmReplay
 
-@dataclass
-class ReplayResult:
-    season: Season
-    log_sha256: str
-    fills_sha256: str
-    end: int | None
-    final: bool
-    ranking: list[dict[str, Any]]
-    inputs: int
-    fills: int
-    score_rows: dict[tuple[str, int], ev.ScoreRow] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The contract's replay object, keys in the contract's order."""
-        return {
-            "season": self.season.id,
-            "rules_sha256": self.season.rules_sha256,
-            "log_sha256": self.log_sha256,
-            "end": self.end,
-            "final": self.final,
-            "fills_sha256": self.fills_sha256,
-            "ranking": self.ranking,
-        }
+CacheUse = Literal["off", "read", "write"]  # what a replay does with the day cache
 
 
 def fill_line(f: ev.Fill) -> bytes:
@@ -99,8 +80,14 @@ def replay(
     notes: OrderNotes | None = None,
     quotes_out: IO[bytes] | None = None,
     sources_dir: str | None = None,
+    cache: CacheUse = "off",
 ) -> ReplayResult:
     """Run the engine over the logs; raise LogError naming the file and line of a bad one.
+
+    ``cache``: "read": replay from the logs' day caches when every one is a plain log
+    with a valid one (``run.warmreplay``: the same result to the last unit), else read the
+    logs; "write": the same, and the logs read are cached (a first read is slower);
+    "off": read the logs.
 
     ``notes``: gathers the note of every order line that has one (``run.quotes``), by the
     oid the engine accepted it under; ``quotes_out`` (``notes`` needed) gets a quotes
@@ -110,13 +97,26 @@ def replay(
     if quotes_out is not None and notes is None:
         notes = OrderNotes()
     eng = Engine(season)
-    reader = open_logs(paths, [m.coin for m in season.markets], sources_dir)
+    coins = [m.coin for m in season.markets]
+    warm = None
+    if cache != "off":
+        from arena_tui.run.warmreplay import cached_days  # (it brings the day cache's code)
+
+        warm = cached_days(paths, coins)
+    reader: LogReader | ThinReader | WarmReplay
+    lines: Iterable[Line]
+    if warm is not None:
+        reader, lines = warm, warm.inputs_for(eng, progress)
+    elif cache == "write" and not any(map(is_thin, paths)):
+        reader = lines = LogReader(paths, coins, cache=True)  # cached once read in full
+    else:
+        reader = lines = open_logs(paths, coins, sources_dir)
     fills_hash = hashlib.sha256()
     rows: dict[tuple[str, int], ev.ScoreRow] = {}
     fills = 0
     apply = eng.apply
     n = 0
-    for line in reader:
+    for line in lines:
         try:
             out = apply(line)
         except MalformedInput as exc:
@@ -138,10 +138,13 @@ def replay(
                 if on_event is not None:
                     on_event(e)
         n += 1  # noqa: SIM113 - cheaper than enumerate's tuples on this loop
-        if not n & 0x3FFF and progress is not None:
+        if not n & 0x3FFF and progress is not None and warm is None:
             progress.update(n, line.t)
     if progress is not None:
         progress.done()
+    if isinstance(reader, LogReader):  # (a writer: every line was applied without error)
+        for writer in reader.finished_writers:
+            writer.commit(reopen=False)
     return ReplayResult(
         season=season,
         log_sha256=reader.sha256,
@@ -152,6 +155,7 @@ def replay(
         inputs=reader.inputs,
         fills=fills,
         score_rows=rows,
+        cached=warm is not None,
     )
 
 

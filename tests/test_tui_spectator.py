@@ -421,6 +421,34 @@ async def test_a_host_whose_public_reads_are_over_budget_is_waited_out_not_a_cra
         host.stop()
 
 
+@aio
+async def test_a_public_budget_smaller_than_a_round_still_shows_the_rows(tmp_path: Path) -> None:
+    """One public request a second, every client: a round's reads (the season, then the
+    latest day's rows) never fit in one window. A round refused part way resumes after the
+    wait with the read it lacks, so the rows come; starting over, it would spend each
+    window's one request on the season again and never read a row."""
+    season = season_file(tmp_path / "season.json", mark_interval_ms=1000)
+    opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0)
+    one = ReaderOptions(total=(1, 1_000))  # 1 public request in any 1 s, every client
+    host = Host(opts, feed=ManualFeed(), note=lambda _: None, readers=one).start()
+    try:
+        register(opts.log, "erin", None, wall_ms)
+        source = SpectatorSource(SpectateSpec(host.info["url"]), backoff=Backoff(20, 200))
+        app = make_app(spectate=source.spec, spectators=lambda _: source)
+        async with app.run_test(size=(100, 24)) as pilot:
+            screen = spectator(app)
+            link = screen.query_one(LinkBar)
+            await until(pilot, lambda: shown_rows(screen) != [], "erin's row")
+            assert [row[1] for row in shown_rows(screen)] == ["erin"]
+            assert link.text.startswith("● connected")
+            s = screen.spectated
+            assert s is not None and s.season is not None and s.season.id == "host-test"
+            await pilot.press("q")
+        assert source.done.wait(WAIT_S)
+    finally:
+        host.stop()
+
+
 def test_host_urls_as_typed() -> None:
     assert host_url(" 127.0.0.1:8000/ ") == "http://127.0.0.1:8000"
     assert host_url("https://arena.example") == "https://arena.example"

@@ -36,7 +36,6 @@ from arena_tui.wire.api import (
     Scores,
     SeasonInfo,
 )
-from engine.units import DAY_MS
 
 __all__ = [
     "AccountDoc",
@@ -167,13 +166,6 @@ class HostClient:
         if day is None:
             return self._get("/v1/scores", ScoresDoc)
         return self._get("/v1/scores", ScoresDoc, day=str(day))
-
-    def latest_scores(self, now: int) -> tuple[ScoresDoc, tuple[ScoreRow, ...]]:
-        """The rows of the latest day that has any (today's, asked for first), as served."""
-        doc = self.scores(now // DAY_MS)
-        if not doc.rows:
-            doc = self.scores()
-        return doc, latest_day(doc.rows)
 
     def book(self, coin: str) -> BookDoc:
         return self._get(f"/v1/book/{coin}", BookDoc, keyed=True)

@@ -8,6 +8,8 @@ It reads the host's public endpoints: the season and the latest day's score rows
 reads that entry's account and open orders; keyed reads count against the entry's rate
 limit, which it shares with its own agent, so they are spaced to take about a third of
 it (``keyed_intervals``) and a 429 is waited out (``Retry-After``), never retried at once.
+A 429 from the host's budget for public reads is waited out likewise, and the round it
+stopped resumes with the read it lacks: the reads already made are kept, not made again.
 
 Between rounds the worker waits on an Event, woken early by a refresh, a coin switch or
 the screen going away: no busy loop. A host that does not answer is never an exception on
@@ -34,9 +36,11 @@ from arena_tui.tui.hostapi import (
     Refused,
     ScoreRow,
     SeasonDoc,
+    latest_day,
 )
 from arena_tui.tui.messages import SpectatorPosted
 from arena_tui.tui.spectated import Link, LinkState, Spectated
+from engine.units import DAY_MS
 
 SCORES_S = 2.0  # the season and the score rows (public)
 BOOK_S = 1.0  # the selected coin's book, when the host serves it without a key
@@ -140,6 +144,9 @@ class _Poll:
         self.paper: bool | None = None
         self.rows: tuple[ScoreRow, ...] = ()
         self.scores_read = 0
+        # how far the public reads' round got before a 429 stopped it (it resumes there)
+        self.season_read = False  # the season is read (and kept)
+        self.today_empty = False  # and today's rows, none yet: the latest day's are next
         self.book: BookDoc | None = None
         self.book_note: str | None = None
         self.account: AccountDoc | None = None
@@ -157,6 +164,7 @@ class _Poll:
                 self.due_scores = self.due_book = self.due_entry = now
                 self.retry_at = self.keyed_at = 0.0
                 self.book_locked = self.entry_locked = False
+                self.season_read = self.today_empty = False  # everything again
                 src.backoff.reset()
             coin = self.coin()
             if coin != read_coin:
@@ -190,21 +198,7 @@ class _Poll:
         throttled = None
         try:
             if now >= self.due_scores:
-                try:
-                    season = self.client.season()
-                    doc, rows = self.client.latest_scores(season.t)
-                except Refused as exc:
-                    if exc.status != 429:
-                        raise HostDown(f"the host answered {exc.status} {exc.code}") from None
-                    # the host's budget for public reads: waited out, what was read is kept
-                    wait = exc.retry_after_s if exc.retry_after_s is not None else 1.0
-                    self.due_scores = now + wait
-                    throttled = f"public reads rate limited (429): again in {wait:g}s"
-                else:
-                    self.season, self.final, self.rows = season, doc.final, rows
-                    self.paper = doc.paper
-                    self.scores_read += 1
-                    self.due_scores = now + SCORES_S
+                throttled = self.read_public(now)
                 coin = coin or self.coin()
             keyed_ok = now >= self.keyed_at  # no 429 to wait out
             book_due = now >= self.due_book and not self.book_locked
@@ -213,6 +207,7 @@ class _Poll:
             if self.keyed and not self.entry_locked and now >= self.due_entry and keyed_ok:
                 self.read_entry(now)
         except HostDown as exc:
+            self.season_read = self.today_empty = False  # a host found again: read afresh
             delay = self.src.backoff.next_ms() / 1000
             self.retry_at = now + delay
             state: LinkState = "retrying" if self.ever_connected else "unreachable"
@@ -222,6 +217,40 @@ class _Poll:
         self.src.backoff.reset()
         self.link = Link("connected", throttled)
         return coin
+
+    def read_public(self, now: float) -> str | None:
+        """The season, then the latest day's rows (today's, or if there are none yet, the
+        latest day's that has any); None, or what to say of a 429 part way.
+
+        Each read is kept as it comes, and a round a 429 stopped resumes after the wait
+        with the read it lacks. Starting over would spend the host's budget for public
+        reads on the reads already made: under a budget of a read or two per window (an
+        organiser's ``--public-total``), the season read would take each window's share
+        and the rows would never be read.
+        """
+        try:
+            season = self.season
+            if season is None or not self.season_read:
+                season = self.season = self.client.season()
+                self.season_read = True
+            doc = None
+            if not self.today_empty:
+                doc = self.client.scores(season.t // DAY_MS)
+                self.today_empty = not doc.rows
+            if doc is None or not doc.rows:
+                doc = self.client.scores()
+        except Refused as exc:
+            if exc.status != 429:
+                raise HostDown(f"the host answered {exc.status} {exc.code}") from None
+            # the host's budget for public reads: waited out (from when it was said)
+            wait = exc.retry_after_s if exc.retry_after_s is not None else 1.0
+            self.due_scores = self.src.clock() + wait
+            return f"public reads rate limited (429): again in {wait:g}s"
+        self.season_read = self.today_empty = False  # the round is done
+        self.final, self.rows, self.paper = doc.final, latest_day(doc.rows), doc.paper
+        self.scores_read += 1
+        self.due_scores = now + SCORES_S
+        return None
 
     def read_book(self, coin: str, now: float) -> None:
         self.due_book = now + (keyed_intervals(self.season)[0] if self.keyed else BOOK_S)

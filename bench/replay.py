@@ -7,12 +7,14 @@ Run from the repo root::
     python bench/replay.py --log LOG [--season FILE]    # an existing log
     python bench/replay.py --json          # one JSON object on stdout, for programs
 
-It measures, three rounds interleaved (a, a', b, a, a', b, ...):
+It measures, three rounds interleaved (a, a', b, c, a, a', b, c, ...):
 
   (a)  every line read in binary and ``msgspec.json.decode``-d into Python objects;
   (a') the same with the reader's typed decoder ``msgspec.json.Decoder(engine.inputs.Line)``,
        which only skims a book (its levels stay ``msgspec.Raw``);
   (b)  the full replay, ``arena_tui.run.replay.replay([log], season)``, in this process;
+  (c)  the same from the log's day cache (written once before, untimed: what
+       ``arena replay`` does for a log an earlier backtest, import or ``--cache`` cached);
 
 then ``arena replay LOG --season FILE --json`` once as a subprocess (the CLI's overhead), and
 the peak RSS of a replay in a fresh subprocess for N and N/4 inputs. Nothing is asserted:
@@ -58,6 +60,7 @@ from engine.inputs import Header, Line  # noqa: E402
 TARGET_RATIO = 1.5
 CLOCK_ENV = "ARENA_BENCH_CLOCK"  # "cpu": time the CPU this process used, not the wall
 TARGET_RATE = 1_000_000
+TARGET_CACHED_RATE = 2_000_000  # a replay from the day cache (issue 25)
 DEFAULT_SEED = 20261207
 
 # Peak RSS of one replay in a fresh interpreter. ru_maxrss is KiB on Linux, bytes on macOS.
@@ -158,8 +161,16 @@ def decode_typed(path: str) -> int:
 
 
 def full_replay(path: str, season: Season) -> ReplayResult:
-    """(b): what ``arena replay`` runs, in this process."""
+    """(b): what ``arena replay`` runs on a log read for the first time, in this process."""
     return replay([path], season)
+
+
+def cached_replay(path: str, season: Season) -> ReplayResult:
+    """(c): what ``arena replay`` runs on a log whose day cache was written before."""
+    result = replay([path], season, cache="read")
+    if not result.cached:
+        raise SystemExit("(c) did not read the day cache")
+    return result
 
 
 @dataclass
@@ -363,10 +374,11 @@ def report(doc: dict[str, Any]) -> str:
         f"          log_sha256 {c['log_sha256']}",
         f"          fills_sha256 {c['fills_sha256']}",
         "",
-        f"{doc['rounds']} rounds, interleaved a, a', b; seconds and inputs/s ({n:,} inputs each):",
+        f"{doc['rounds']} rounds, interleaved a, a', b, c; seconds and inputs/s "
+        f"({n:,} inputs each):",
         f"  {'':52} {'best s':>8} {'median s':>9} {'best in/s':>11} {'median in/s':>12}",
     ]
-    for key in ("a", "a_typed", "b"):
+    for key in ("a", "a_typed", "b", "c"):
         r = runs[key]
         lines.append(
             f"  {r['label']:52} {r['best_s']:8.3f} {r['median_s']:9.3f} "
@@ -384,6 +396,8 @@ def report(doc: dict[str, Any]) -> str:
         f"{doc['ratios']['b_a_median']:.2f}",
         f"  (b)/(a')  best {doc['ratios']['b_at_best']:.2f}   median "
         f"{doc['ratios']['b_at_median']:.2f}",
+        f"  (b)/(c)   best {doc['ratios']['b_c_best']:.2f}   median "
+        f"{doc['ratios']['b_c_median']:.2f}  (the day cache's speed-up)",
         "",
         "targets (reported, not asserted):",
     ]
@@ -393,6 +407,8 @@ def report(doc: dict[str, Any]) -> str:
         f"median {yes(t['ratio_median'])}",
         f"  >= {TARGET_RATE:,} inputs/s (b): best {yes(t['rate_best'])} "
         f"({n / runs['b']['best_s']:,.0f}/s), median {yes(t['rate_median'])}",
+        f"  >= {TARGET_CACHED_RATE:,} inputs/s (c): best {yes(t['cached_rate_best'])} "
+        f"({n / runs['c']['best_s']:,.0f}/s), median {yes(t['cached_rate_median'])}",
         "",
         "peak RSS of a replay in a fresh subprocess (getrusage ru_maxrss, see RSS_CHILD):",
     ]
@@ -486,15 +502,23 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     n = checked.inputs
     log_doc["inputs"] = n
 
+    say("writing the log's day cache (arena replay --cache; untimed) ...")
+    os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # (this process and its children)
+    written = replay([path], season, cache="write")
+    if written.to_json() != checked.to_json():
+        raise SystemExit("the replay that wrote the day cache gave another replay object")
+
     series = {
         "a": Series("(a)  msgspec.json.decode, every line (generic)"),
         "a_typed": Series("(a') Decoder(engine.inputs.Line), skim (Raw levels)"),
         "b": Series("(b)  arena_tui.run.replay.replay, in-process"),
+        "c": Series("(c)  the same from the log's day cache"),
     }
     runs: list[tuple[str, Callable[[], object]]] = [
         ("a", lambda: decode_generic(path)),
         ("a_typed", lambda: decode_typed(path)),
         ("b", lambda: full_replay(path, season)),
+        ("c", lambda: cached_replay(path, season)),
     ]
     for i in range(args.rounds):
         for key, fn in runs:
@@ -502,6 +526,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             got = out.inputs if isinstance(out, ReplayResult) else out
             if got != n:
                 raise SystemExit(f"{key} saw {got} inputs, expected {n}")
+            if isinstance(out, ReplayResult) and out.to_json() != checked.to_json():
+                raise SystemExit(f"{key} gave another replay object")
             series[key].seconds.append(seconds)
             say(f"round {i + 1}/{args.rounds}  {key:8} {seconds:7.3f} s")
 
@@ -515,7 +541,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     write_prefix(path, quarter, n // 4)
     rss_runs = [rss(path, season_file), rss(str(quarter), season_file)]
 
-    a, at, b = series["a"], series["a_typed"], series["b"]
+    a, at, b, c = series["a"], series["a_typed"], series["b"], series["c"]
     doc: dict[str, Any] = {
         "machine": machine(),
         "log": log_doc,
@@ -537,6 +563,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "b_a_median": b.median / a.median,
             "b_at_best": b.best / at.best,
             "b_at_median": b.median / at.median,
+            "b_c_best": b.best / c.best,
+            "b_c_median": b.median / c.median,
         },
         "targets": {
             "ratio_max": TARGET_RATIO,
@@ -545,6 +573,9 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "ratio_median": b.median / a.median <= TARGET_RATIO,
             "rate_best": n / b.best >= TARGET_RATE,
             "rate_median": n / b.median >= TARGET_RATE,
+            "cached_rate_min": TARGET_CACHED_RATE,
+            "cached_rate_best": n / c.best >= TARGET_CACHED_RATE,
+            "cached_rate_median": n / c.median >= TARGET_CACHED_RATE,
         },
         "rss": rss_runs,
     }

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from arena_tui.logs.logerror import LogError
@@ -154,7 +154,8 @@ def test_the_random_logs_fill_orders_on_prints_and_mark_minutes() -> None:
         makers = [e for e in events if e["kind"] == "fill" and not e["taker"]]
         return bool(makers) and any(e["kind"] == "mark" for e in events)
 
-    assert find(logs(), trades_on_prints, settings=settings(max_examples=300, database=None))
+    found = settings(max_examples=300, database=None, phases=[Phase.generate])  # (no shrink)
+    assert find(logs(), trades_on_prints, settings=found)
 
 
 # ---- the goldens, each as a plain log ----------------------------------------------------

@@ -279,7 +279,7 @@ def cli(path: str, season_file: str) -> tuple[float, dict[str, Any]]:
     cmd = [exe] if exe else [sys.executable, "-m", "arena_tui.cli"]
     t0 = time.perf_counter()
     out = subprocess.run(
-        [*cmd, "replay", path, "--season", season_file, "--json"],
+        [*cmd, "replay", path, "--season", season_file, "--json", "--no-cache"],
         cwd=ROOT,
         capture_output=True,
         text=True,

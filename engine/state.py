@@ -129,6 +129,11 @@ class AssetState:
         return self.ctx_mark is None
 
     @property
+    def prints_are_inert(self) -> bool:
+        """A print applied now fills nothing: no order rests on the coin."""
+        return not self.resting
+
+    @property
     def mark(self) -> int | None:
         """ctx markPx, else the latest book mid, else the last applied trade price."""
         if self.ctx_mark is not None:

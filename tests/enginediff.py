@@ -99,7 +99,7 @@ def state(eng: Engine) -> dict[str, Any]:
         row["last_trade_tids"] = sorted(a.last_trade_tids)
         row["pending"] = [o.oid for o in a.pending]
         row["resting"] = [o.oid for o in a.resting]
-        row["inert"] = [a.awaits_book, a.marks_by_book]
+        row["inert"] = [a.awaits_book, a.marks_by_book, a.prints_are_inert]
         book = a.book
         if book is not None:
             row["book"] = [book.coin, book.t, book.time, book.two_sided, book.ints(), book.mid()]

@@ -69,18 +69,20 @@ class DaySource:
     event is due at its time, no strategy input is queued before it, no strategy hooks it,
     and (a book) its coin has no order waiting to activate (a coin with no context mark
     takes its mark from its last two-sided book: that one is held too, beside the one-sided
-    ones after it: ``_holds_book``). On the same terms, a trades message nobody hooks is
-    handed to the engine as integers from the columns (``Engine.apply_quiet_prints``): when
-    none of its prints goes through a resting order it is applied there and then, making
-    no event and reading nothing held, and never reaches the runner's loop; a tick (time
-    alone) is passed over. Held inputs of one coin and kind replace each other; all are
-    applied, in log order, before the next applied input (or a day's end). Market data of
-    other coins is skipped on the same terms (the engine ignores it). So the engine makes
-    exactly the calls
-    of the cold pass that change what anyone reads, and every line still goes into the run
-    log in order: handed over by the source as runs of the cache's bytes, applied lines too,
-    just before a strategy's input is written after them (``_hand_over``). The cache's lines
-    were checked in full when it was built (``logs.daycache``), and the lines it applies are
+    ones after it: ``_holds_book``). On the same terms, a trades message nobody hooks is,
+    for an engine that keeps no prints for market views (a replay's), handed over as
+    integers from the columns (``Engine.apply_quiet_prints``): when none of its prints goes
+    through a resting order it is applied there and then, making no event and reading
+    nothing held, and never reaches the runner's loop; otherwise prints of a coin with no
+    order resting on it, nobody hooking prints, are yielded without first applying what is
+    held (they read none of it). A tick (time alone) is passed over. Held inputs of one
+    coin and kind replace each other; all are applied, in log order, before the next
+    applied input (or a day's end). Market data of other coins is skipped on the same
+    terms (the engine ignores it). So the engine makes exactly the calls of the cold pass
+    that change what anyone reads, and every line still goes into the run log in order:
+    handed over by the source as runs of the cache's bytes, applied lines too, just before
+    a strategy's input is written after them (``_hand_over``). The cache's lines were
+    checked in full when it was built (``logs.daycache``), and the lines it applies are
     built from its columns (``logs.dayinputs``), never decoded, except arena inputs."""
 
     def __init__(
@@ -174,7 +176,10 @@ class DaySource:
         defer_books = not hooks.book_hooks
         defer_ctx = not hooks.ctx_hooks
         trade_hooks = bool(hooks.trade_hooks)
-        quiet = engine.apply_quiet_prints
+        # an engine keeping each message's prints for the strategies' market views (a
+        # backtest's) is handed every message: they are built from the applied prints
+        quiet = None if engine.record_prints else engine.apply_quiet_prints
+        inert = False  # the line about to be yielded needs nothing held applied first
         progress, every = self.progress, self.every
         queue, hold = self.queue, self.hold
         # lines before ``limit`` may be held: the next timed event, the first queued input
@@ -208,8 +213,14 @@ class DaySource:
                         skip: bool | None = False  # True: held; None: applied or ignored
                         if kind == KIND_TRADES:
                             r = rows[i]
-                            if not trade_hooks and r >= 0 and quiet(t, *ints, tr[r], tr[r + 1]):
+                            if trade_hooks:
+                                pass
+                            elif quiet is not None and r >= 0 and quiet(t, *ints, tr[r], tr[r + 1]):
                                 skip = None  # nobody hooks them, they fill nothing: applied
+                            elif a is not None and a.prints_are_inert:
+                                # one coin's, no order resting on it: they read nothing held,
+                                # so are applied without applying what is held first
+                                inert = True
                         elif c < 0:
                             pass
                         elif a is None:
@@ -233,8 +244,9 @@ class DaySource:
                         if progress is not None and not n & every:
                             progress.update(n, t)
                         continue
-                    if held:
+                    if held and not inert:
                         _catch_up(engine, day, held)
+                    inert = False
                     self.raw = bytes(blob[at:end])
                     self._i = self._upto = i  # (the loop's writer marks this line in too)
                     yield line  # the loop applied it, and what was queued first

@@ -387,6 +387,21 @@ async def test_a_host_that_is_down_is_unreachable_then_connects_when_it_comes_up
     assert source.done.wait(WAIT_S)
 
 
+def budget_host(tmp_path: Path, total: tuple[int, int]) -> Host:
+    """A host whose public reads share a budget of ``total`` (requests, window ms) among
+    every client, with erin registered."""
+    season = season_file(tmp_path / "season.json", mark_interval_ms=1000)
+    opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0)
+    readers = ReaderOptions(total=total)
+    host = Host(opts, feed=ManualFeed(), note=lambda _: None, readers=readers).start()
+    try:
+        register(opts.log, "erin", None, wall_ms)
+    except BaseException:
+        host.stop()
+        raise
+    return host
+
+
 @aio
 async def test_a_host_whose_public_reads_are_over_budget_is_waited_out_not_a_crash(
     tmp_path: Path,
@@ -394,12 +409,8 @@ async def test_a_host_whose_public_reads_are_over_budget_is_waited_out_not_a_cra
     """The host's budget for public reads (``--public-total``) refuses some of the
     spectator's polls with 429 and Retry-After: the spectator stays connected, says it is
     waiting, keeps what it showed, and reads again after the wait."""
-    season = season_file(tmp_path / "season.json", mark_interval_ms=1000)
-    opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0)
-    tight = ReaderOptions(total=(2, 2_000))  # 2 public requests in any 2 s, every client
-    host = Host(opts, feed=ManualFeed(), note=lambda _: None, readers=tight).start()
+    host = budget_host(tmp_path, (2, 2_000))  # 2 public requests in any 2 s, every client
     try:
-        register(opts.log, "erin", None, wall_ms)
         source = SpectatorSource(SpectateSpec(host.info["url"]), backoff=Backoff(20, 200))
         app = make_app(spectate=source.spec, spectators=lambda _: source)
         async with app.run_test(size=(100, 24)) as pilot:
@@ -427,12 +438,8 @@ async def test_a_public_budget_smaller_than_a_round_still_shows_the_rows(tmp_pat
     latest day's rows) never fit in one window. A round refused part way resumes after the
     wait with the read it lacks, so the rows come; starting over, it would spend each
     window's one request on the season again and never read a row."""
-    season = season_file(tmp_path / "season.json", mark_interval_ms=1000)
-    opts = HostOptions(log=tmp_path / "season.jsonl", season=season, port=0)
-    one = ReaderOptions(total=(1, 1_000))  # 1 public request in any 1 s, every client
-    host = Host(opts, feed=ManualFeed(), note=lambda _: None, readers=one).start()
+    host = budget_host(tmp_path, (1, 1_000))  # 1 public request in any 1 s, every client
     try:
-        register(opts.log, "erin", None, wall_ms)
         source = SpectatorSource(SpectateSpec(host.info["url"]), backoff=Backoff(20, 200))
         app = make_app(spectate=source.spec, spectators=lambda _: source)
         async with app.run_test(size=(100, 24)) as pilot:

@@ -201,11 +201,8 @@ class DaySource:
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
                 rows, nlev = day.row, day.cols["b_nlev"]  # (a book's row, its sides' levels)
                 blob, make = day.blob, day.inputs.make  # from the columns: nothing decoded
-                cols = day.cols
-                tr = cols["tr_start"]  # a trades message's prints: tr[r] to tr[r + 1]
-                p_coin, p_time, p_tid = cols["p_coin"], cols["p_time"], cols["p_tid"]
-                p_px, p_sz = cols["p_px"], cols["p_sz"]
-                ints = (states, p_coin, p_time, p_tid, p_px, p_sz)
+                tr = day.cols["tr_start"]  # a trades message's prints: tr[r] to tr[r + 1]
+                ints = _prints_as_integers(day, states)
                 spans = range(0, day.n, SPAN)
                 for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
                     if kind <= KIND_CTX and t < limit:
@@ -218,9 +215,7 @@ class DaySource:
                             elif quiet is not None and r >= 0 and quiet(t, *ints, tr[r], tr[r + 1]):
                                 skip = None  # nobody hooks them, they fill nothing: applied
                             elif a is not None and a.prints_are_inert:
-                                # one coin's, no order resting on it: they read nothing held,
-                                # so are applied without applying what is held first
-                                inert = True
+                                inert = True  # one coin's, resting on nothing: read nothing held
                         elif c < 0:
                             pass
                         elif a is None:
@@ -286,6 +281,18 @@ def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, 
         [o - 1 for o in offs[1:]],
         strict=False,  # offs is one longer
     )
+
+
+_Ints = Sequence[int]
+
+
+def _prints_as_integers(
+    day: CachedDay, states: list[AssetState | None]
+) -> tuple[list[AssetState | None], _Ints, _Ints, _Ints, _Ints, _Ints]:
+    """What ``Engine.apply_quiet_prints`` reads of a day's prints, after the time: each
+    coin's state, and each print's coin, exchange time, tid, price and size columns."""
+    cols = day.cols
+    return (states, cols["p_coin"], cols["p_time"], cols["p_tid"], cols["p_px"], cols["p_sz"])
 
 
 def _holds_book(a: AssetState, held: dict[int, int], c: int, i: int, rows: Any, nlev: Any) -> bool:

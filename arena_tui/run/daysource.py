@@ -193,10 +193,7 @@ class DaySource:
                 log.known(day.path, day.size, day.sha256)
                 self._path = day.path
                 self._day, self._handed, self._upto = day, 0, 0
-                if last_t is not None and day.n and day.t[0] < last_t:
-                    raise LogError(
-                        day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
-                    )
+                check_follows(day, last_t)
                 states = [engine.coin_state(coin) for coin in day.coins]
                 held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
                 rows, nlev = day.row, day.cols["b_nlev"]  # (a book's row, its sides' levels)
@@ -207,7 +204,7 @@ class DaySource:
                 for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
                     if kind <= KIND_CTX and t < limit:
                         a = states[c] if c >= 0 else None
-                        skip: bool | None = False  # True: held; None: applied or ignored
+                        skip: bool | None = False  # True: held; None: done here or ignored
                         if kind == KIND_TRADES:
                             r = rows[i]
                             if trade_hooks:
@@ -224,17 +221,16 @@ class DaySource:
                             skip = defer_ctx
                         else:
                             skip = defer_books and _holds_book(a, held, c, i, rows, nlev)
-                        if skip is not False:  # (in the run log once the next line is: _upto)
-                            if skip:
-                                held[2 * c + (kind == KIND_CTX)] = i
-                            last_t = t
-                            n += 1
-                            if progress is not None and not n & every:
-                                progress.update(n, t)
-                            continue
-                    line = make(i, kind, t, c)
-                    if kind == KIND_OTHER and t < limit and type(line.arena) is Tick:
-                        last_t = t  # time alone, before anything falls due: nothing to do
+                        if skip:
+                            held[2 * c + (kind == KIND_CTX)] = i
+                    else:
+                        skip = False
+                    if skip is False:
+                        line = make(i, kind, t, c)
+                        if kind == KIND_OTHER and t < limit and type(line.arena) is Tick:
+                            skip = None  # time alone, before anything falls due: nothing to do
+                    if skip is not False:  # (in the run log once the next line is: _upto)
+                        last_t = t
                         n += 1
                         if progress is not None and not n & every:
                             progress.update(n, t)
@@ -265,6 +261,13 @@ class DaySource:
             if gather:
                 self._hand_over()
                 log.pending = None
+
+
+def check_follows(day: CachedDay, last_t: int | None) -> None:
+    """LogError unless ``day``'s first input comes no earlier than ``last_t`` (the last
+    input of the days before it), as the reader says of logs read in order."""
+    if last_t is not None and day.n and day.t[0] < last_t:
+        raise LogError(day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})")
 
 
 def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, int]]:

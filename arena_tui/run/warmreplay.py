@@ -26,7 +26,7 @@ from arena_tui.logs.dayformat import KIND_CTX
 from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.logfile import LogError, open_binary
 from arena_tui.logs.thinlog import is_thin
-from arena_tui.run.daysource import UNHOOKED, DaySource
+from arena_tui.run.daysource import UNHOOKED, DaySource, check_follows
 from arena_tui.run.parts import Status
 from arena_tui.run.runlogs import NoRunLog
 from arena_tui.run.sources import EVERY, open_days
@@ -98,10 +98,8 @@ class WarmReplay:
         start = source.index + 1
         last_t = source.last_t
         for day in days[first:]:
-            if day is not source.day and day.n and last_t is not None and day.t[0] < last_t:
-                raise LogError(
-                    day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})"
-                )
+            if day is not source.day:
+                check_follows(day, last_t)
             kinds, rows = day.kind, day.row
             for i in range(start, day.n):
                 if kinds[i] > KIND_CTX or rows[i] < 0:

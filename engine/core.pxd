@@ -33,9 +33,14 @@ cdef class Engine:
     @cython.locals(last=object)
     cdef bint _print(self, AssetState a, t, px, sz, time, tid) except -1
 
-    @cython.locals(a=AssetState, k=Py_ssize_t)
-    cpdef bint apply_quiet_prints(
-        self, t, states, coin, time, tid, px, sz, Py_ssize_t lo, Py_ssize_t hi
+    # the columns as typed views: a print read is a C load; its integers boxed only
+    # for the state it sets (exact Python integers, as every other input's)
+    @cython.locals(a=AssetState, r=Py_ssize_t, k=Py_ssize_t, first=Py_ssize_t,
+                   end=Py_ssize_t, at=cython.longlong)
+    cpdef Py_ssize_t apply_quiet_prints(
+        self, list states, const long long[:] starts, Py_ssize_t lo, Py_ssize_t hi,
+        const long long[:] t, const short[:] coin, const long long[:] time,
+        const long long[:] tid, const long long[:] px, const long long[:] sz
     ) except -1
 
     @cython.locals(a=AssetState)

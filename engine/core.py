@@ -122,39 +122,50 @@ class Engine:
 
     def apply_quiet_prints(
         self,
-        t: int,
         states: Sequence[AssetState | None],
+        starts: Sequence[int],
+        lo: int,
+        hi: int,
+        t: Sequence[int],
         coin: Sequence[int],
         time: Sequence[int],
         tid: Sequence[int],
         px: Sequence[int],
         sz: Sequence[int],
-        lo: int,
-        hi: int,
-    ) -> bool:
-        """Apply a trades message given as integers, if it is *quiet*: True when applied.
+    ) -> int:
+        """Apply trades messages ``lo`` to ``hi`` given as integers while each is *quiet*;
+        return the first one not applied (``hi``: all were).
 
-        The message is prints ``lo`` to ``hi`` of the columns: each print's coin (an index
-        into ``states``: its market's state, or None for a coin the season does not trade),
-        exchange time, tid, price and size e8, checked before (a day cache's columns). It
-        is quiet when no timed event falls due at ``t`` and none of its prints goes through
-        a resting order: applying it then only moves the coins' last prints and makes no
-        event. Anything else (or an engine recording prints, or over, or holding events an
-        input that failed made) applies nothing and returns False: the shell applies the
-        message itself (``apply``).
+        Message ``r`` is prints ``starts[r]`` to ``starts[r + 1]`` of the columns: each
+        print's input time ``t`` (its message's), coin (an index into ``states``: its
+        market's state, or None for a coin the season does not trade), exchange time, tid,
+        price and size e8, checked before (a day cache's columns: buffers of int64, the coin
+        int16). A message is quiet when it has a print, no timed event falls due at its
+        time and none of its prints goes through a resting order: applying it then only
+        moves the coins' last prints and makes no event. The first message that is not (or
+        any, for an engine recording prints, over, or holding events an input that failed
+        made) is not applied: the shell applies it itself (``apply``), and offers the rest
+        again after it.
         """
-        if self.record_prints or self.over or t >= self._next_due or t < self.t or self._out:
-            return False
-        for k in range(lo, hi):
-            a = states[coin[k]]
-            if a is not None and a.resting and not fills.fills_nothing(a, px[k], time[k]):
-                return False
-        self.t = t
-        for k in range(lo, hi):
-            a = states[coin[k]]
-            if a is not None:
-                self._print(a, t, px[k], sz[k], time[k], tid[k])
-        return True
+        if self.record_prints or self.over or self._out:
+            return lo
+        for r in range(lo, hi):
+            first, end = starts[r], starts[r + 1]
+            if first >= end:
+                return r
+            at = t[first]
+            if at >= self._next_due or at < self.t:
+                return r
+            for k in range(first, end):
+                a = states[coin[k]]
+                if a is not None and a.resting and not fills.fills_nothing(a, px[k], time[k]):
+                    return r
+            self.t = at
+            for k in range(first, end):
+                a = states[coin[k]]
+                if a is not None:
+                    self._print(a, at, px[k], sz[k], time[k], tid[k])
+        return hi
 
     def emit(self, event: ev.AnyEvent) -> None:
         self._out.append(event)

@@ -15,6 +15,7 @@ time of the next timed event.
 from __future__ import annotations
 
 import sys
+from array import array
 from typing import Any
 
 import msgspec
@@ -115,39 +116,89 @@ def state(eng: Engine) -> dict[str, Any]:
     }
 
 
-def quietly(eng: Engine, line: Line) -> bool:
-    """Apply a trades message as a day cache's columns would give it (integers), if the
-    engine finds it quiet (``Engine.apply_quiet_prints``); False: not applied."""
-    hl = line.hl
-    if not isinstance(hl, Trades) or eng.record_prints:
-        return False
-    try:
-        px = [parse_e8(p.px) for p in hl.data]
-        sz = [parse_e8(p.sz) for p in hl.data]
-    except ValueError:
-        return False  # not what a day cache holds: the message is applied as it is
-    names = [p.coin for p in hl.data]
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
+def _columns(lines: list[Line]) -> tuple[Any, ...] | None:
+    """Trades messages as a day cache's columns would give them (``apply_quiet_prints``'
+    arguments after the states: starts, then each print's t, coin index, exchange time,
+    tid, price and size), with the coin names indexed; None when one is not what a day
+    cache holds (a price that does not parse, a number past 64 bits)."""
+    names: list[str] = []
+    starts, cols = array("q", [0]), [array("q"), array("h"), *(array("q") for _ in range(4))]
+    for line in lines:
+        assert isinstance(line.hl, Trades)
+        for p in line.hl.data:
+            try:
+                row = [line.t, 0, p.time, p.tid, parse_e8(p.px), parse_e8(p.sz)]
+            except ValueError:
+                return None
+            if not all(type(v) is int and v in _INT64 for v in row):
+                return None
+            if p.coin not in names:
+                names.append(p.coin)
+            row[1] = names.index(p.coin)
+            for col, v in zip(cols, row, strict=True):
+                col.append(v)
+        starts.append(len(cols[0]))
+    return names, starts, *cols
+
+
+def quietly(eng: Engine, lines: list[Line]) -> int:
+    """Offer trades messages to ``Engine.apply_quiet_prints`` as a day cache's columns
+    would give them: how many it applied (the first ones); 0 when they are not what a day
+    cache could hold."""
+    got = _columns(lines)
+    if got is None:
+        return 0
+    names, starts, *cols = got
     states = [eng.coin_state(c) for c in names]
-    coin = list(range(len(names)))
-    time, tid = [p.time for p in hl.data], [p.tid for p in hl.data]
-    return eng.apply_quiet_prints(line.t, states, coin, time, tid, px, sz, 0, len(names))
+    return int(eng.apply_quiet_prints(states, starts, 0, len(lines), *cols))
+
+
+def _offered(item: Line | str) -> bool:
+    """A trades message a day cache would hold as columns."""
+    return isinstance(item, Line) and isinstance(item.hl, Trades) and _columns([item]) is not None
+
+
+def _decoded(raw: bytes) -> Line | str:
+    try:
+        return _LINE.decode(raw)
+    except ValueError as exc:
+        return f"{type(exc).__name__}: {exc}"
 
 
 def run_case(
     season_json: bytes, lines: list[bytes], record_prints: bool = False, quiet: bool = False
 ) -> bytes:
     """Apply ``lines`` to a new engine of the season; every event and the final state.
-    ``quiet``: a trades message is offered to ``apply_quiet_prints`` first (applied there,
-    it made no event)."""
+    ``quiet``: each run of trades messages is offered to ``apply_quiet_prints`` first
+    (those it applied made no event), the first it refused applied as usual, and the rest
+    of the run offered again."""
     eng = Engine(_SEASON.decode(season_json), record_prints=record_prints)
     out: list[Any] = []
-    for raw in lines:
+    items = [_decoded(raw) for raw in lines]
+    k = 0
+    while k < len(items):
+        if quiet:
+            run = 0
+            while k + run < len(items) and _offered(items[k + run]):
+                run += 1
+            done = quietly(eng, items[k : k + run]) if run else 0  # type: ignore[arg-type]
+            out += [[]] * done
+            k += done
+            if done and k == len(items):
+                break
+        line = items[k]
+        k += 1
+        if isinstance(line, str):
+            out.append(line)
+            continue
+        if line.t < eng.t:
+            out.append("skipped: back in time")
+            continue
         try:
-            line = _LINE.decode(raw)
-            if line.t < eng.t:
-                out.append("skipped: back in time")
-                continue
-            events = [] if quiet and quietly(eng, line) else eng.apply(line)
+            events = eng.apply(line)
         except (ValueError, AssertionError) as exc:  # MalformedInput is a ValueError
             out.append(f"{type(exc).__name__}: {exc}")
             continue

@@ -1,5 +1,6 @@
-"""``Engine.apply_quiet_prints``: a trades message given as integers is applied only when
-applying it makes no event, and then leaves exactly the state ``apply`` leaves.
+"""``Engine.apply_quiet_prints``: trades messages given as integers are applied, up to the
+first that is not quiet, only when applying them makes no event, and then leave exactly the
+state ``apply`` leaves.
 
 The day cache's passes (a backtest's warm pass, a cached replay) hand the engine prints
 nobody hooks this way, from the cache's columns; these properties hold it to ``apply`` on
@@ -42,9 +43,14 @@ def test_a_print_through_a_resting_order_is_not_quiet() -> None:
     assert eng.coin_state("BTC").resting  # type: ignore[union-attr]
     above = build.lines([build.trades(t + 3_000, ("BTC", "100.50", "1.0", t + 3_000, 1))])[0]
     through = build.lines([build.trades(t + 4_000, ("BTC", "99.50", "1.0", t + 4_000, 2))])[0]
-    assert enginediff.quietly(eng, above)  # above a bid: fills nothing
+    assert enginediff.quietly(eng, [above]) == 1  # above a bid: fills nothing
     assert eng.coin_state("BTC").trade_px == 10_050_000_000  # type: ignore[union-attr]
-    assert not enginediff.quietly(eng, through)  # through it: applied by apply, a fill
+    after = build.lines([build.trades(t + 3_500, ("BTC", "100.25", "1.0", t + 3_500, 5))])[0]
+    # a run of messages: applied up to the first one that is not quiet, which is left
+    assert enginediff.quietly(eng, [after, through, above]) == 1
+    assert eng.coin_state("BTC").trade_px == 10_025_000_000  # type: ignore[union-attr]
+    assert eng.t == t + 3_500
+    assert enginediff.quietly(eng, [through]) == 0  # through it: applied by apply, a fill
     assert [type(e).__name__ for e in eng.apply(through)] == ["Fill"]
     due = build.lines([build.trades(eng.next_due, ("BTC", "100.50", "1.0", eng.next_due, 3))])
-    assert not enginediff.quietly(eng, due[0])  # a minute mark falls due first
+    assert enginediff.quietly(eng, due) == 0  # a minute mark falls due first

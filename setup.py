@@ -26,11 +26,17 @@ ROOT = Path(__file__).resolve().parent
 # loader) stays Python: it runs once, or is msgspec's.
 COMPILED = ("units", "book", "state", "orders", "fills", "scoring", "core")
 BUILT = "_built.py"
-# The shell's one compiled module, a book's levels scanned from their bytes: built from
-# arena_tui/logs/levelscan.py (+ .pxd) as ``arena_tui.logs._levelscan``, so the source stays
-# importable beside it (the reference, and what runs without a compiler); levelscan.py
-# uses the build only when ``_levelscan_built.py`` records its current source's SHA-256.
-SHELL_SOURCE, SHELL_EXT = "arena_tui/logs/levelscan", "arena_tui.logs._levelscan"
+# The shell's compiled modules, (source, extension): a book's levels scanned from their
+# bytes, and the warm pass's scan over a cached day's columns. Each is built from its
+# source (+ the .pxd named for the extension) as a twin beside it, so the source stays
+# importable (the reference, and what runs without a compiler); the source uses the build
+# only when ``<twin>_built.py`` records its current SHA-256 (arena_tui/util/twins.py).
+# ``checked``: the module checks every index before it reads it (its .pxd says so), so
+# Cython's bounds and negative-index checks are off; else they stay on.
+SHELL = (
+    ("arena_tui/logs/levelscan", "arena_tui.logs._levelscan", True),
+    ("arena_tui/run/dayscan", "arena_tui.run._dayscan", False),
+)
 
 
 def say(text: str) -> None:
@@ -85,15 +91,17 @@ class BuildEngine(build_ext):
         target.write_text(built_text(done), encoding="utf-8")
         if done:
             say(f"compiled engine modules: {', '.join(done)}")
-        shell = Path(self.get_ext_fullpath(SHELL_EXT))
-        if SHELL_EXT.rsplit(".", 1)[1] in self.done:
-            folder, name = SHELL_SOURCE.rsplit("/", 1)
-            sha = source_sha256(name, folder, SHELL_EXT.rsplit(".", 1)[1])  # _levelscan.pxd
+        for source, ext_name, _ in SHELL:
+            twin = ext_name.rsplit(".", 1)[1]
+            if twin not in self.done:
+                continue
+            folder, name = source.rsplit("/", 1)
+            sha = source_sha256(name, folder, twin)  # (its .pxd is named for the twin)
             text = '"""Written by setup.py: the SHA-256 of the source it compiled."""\n\n'
-            shell.with_name("_levelscan_built.py").write_text(
+            Path(self.get_ext_fullpath(ext_name)).with_name(f"{twin}_built.py").write_text(
                 text + f'SOURCE_SHA256 = "{sha}"\n', encoding="utf-8"
             )
-            say(f"compiled {SHELL_SOURCE}.py")
+            say(f"compiled {source}.py")
 
 
 def pure(why: str) -> list[Extension]:
@@ -103,10 +111,11 @@ def pure(why: str) -> list[Extension]:
     for path in [*(ROOT / "engine").glob("*.so"), *(ROOT / "engine").glob("*.pyd")]:
         path.unlink()
     (ROOT / "engine" / BUILT).unlink(missing_ok=True)
-    shell = (ROOT / SHELL_SOURCE).parent
-    for path in [*shell.glob("_levelscan.*.so"), *shell.glob("_levelscan.*.pyd")]:
-        path.unlink()
-    (shell / "_levelscan_built.py").unlink(missing_ok=True)
+    for source, ext_name, _ in SHELL:
+        folder, twin = (ROOT / source).parent, ext_name.rsplit(".", 1)[1]
+        for path in [*folder.glob(f"{twin}.*.so"), *folder.glob(f"{twin}.*.pyd")]:
+            path.unlink()
+        (folder / f"{twin}_built.py").unlink(missing_ok=True)
     return []
 
 
@@ -146,18 +155,19 @@ def extensions() -> list[Extension]:
 
 
 def shell_extension() -> list[Extension]:
-    """``SHELL_SOURCE`` as ``SHELL_EXT``, translated on its own: if it does not translate,
-    it alone runs as Python. Its every index is checked before it is read (its .pxd), so
-    Cython's bounds and negative-index checks are off."""
+    """``SHELL``'s modules, each translated on its own: one that does not translate alone
+    runs as Python."""
     from Cython.Build import cythonize
     from Cython.Compiler.Errors import CompileError
 
-    ext = Extension(SHELL_EXT, [f"{SHELL_SOURCE}.py"], extra_compile_args=["-O2"])
-    directives = {"binding": True, "annotation_typing": False}
-    directives.update(boundscheck=False, wraparound=False)
-    try:
-        return list(
-            cythonize(
+    built: list[Extension] = []
+    for source, ext_name, checked in SHELL:
+        directives = {"binding": True, "annotation_typing": False}
+        if checked:
+            directives.update(boundscheck=False, wraparound=False)
+        ext = Extension(ext_name, [f"{source}.py"], extra_compile_args=["-O2"])
+        try:
+            built += cythonize(
                 [ext],
                 build_dir="build/cython",
                 language_level=3,
@@ -165,10 +175,9 @@ def shell_extension() -> list[Extension]:
                 force=True,
                 compiler_directives=directives,
             )
-        )
-    except CompileError as exc:
-        say(f"{SHELL_SOURCE}.py: Cython could not translate {exc}; it runs as Python")
-        return []
+        except CompileError as exc:
+            say(f"{source}.py: Cython could not translate {exc}; it runs as Python")
+    return built
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildEngine})

@@ -18,16 +18,12 @@ distinct text (prices and sizes repeat), so they are the reference's to the bit.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import importlib
-import os
 import re
 from array import array
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import ModuleType
 
+from arena_tui.util.twins import compiled_twin
 from engine.units import parse_e8
 
 # The engine's fast form (engine/book.py): JSON with no spaces or escapes, three keys in one
@@ -332,21 +328,9 @@ def _compiled() -> bool:
 
 
 def _compiled_twin() -> ModuleType | None:
-    """This module compiled (setup.py builds it as ``arena_tui.logs._levelscan``), when it
-    was built from this very source and ``.pxd`` (the SHA-256 the build recorded in
-    ``_levelscan_built.py``) and ``ARENA_ENGINE`` is not ``pure``; else None."""
-    if os.environ.get("ARENA_ENGINE", "") == "pure":
-        return None
-    try:
-        twin = importlib.import_module("arena_tui.logs._levelscan")
-        built = importlib.import_module("arena_tui.logs._levelscan_built")
-    except ImportError:
-        return None
-    here = Path(__file__)
-    sha = hashlib.sha256(here.read_bytes())
-    with contextlib.suppress(FileNotFoundError):
-        sha.update(here.with_name("_levelscan.pxd").read_bytes())
-    return twin if getattr(built, "SOURCE_SHA256", None) == sha.hexdigest() else None
+    """This module compiled by setup.py (``arena_tui.logs._levelscan``), when built from
+    this source (``util.twins``)."""
+    return compiled_twin(__file__, "arena_tui.logs", "_levelscan")
 
 
 # What readers call: the compiled scanner when this module's build is current, else the

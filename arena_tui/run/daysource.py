@@ -4,21 +4,22 @@ Why this module exists: a day read again comes from its cache (``logs.daycache``
 lines with their time, kind and coin, its market data as columns: nothing decoded), and
 most of its market data can wait: a book or a context nobody reads before the next input
 that is applied is *held*, and only the last of each coin and kind is applied, just
-before it is needed. This is that decision, the hottest code of a warm pass;
-``run.sources`` opens it, and the runner's one loop (``run.backtest``) applies what it
-yields. It reads the runner's queue and registration only between the lines it yields:
-nothing else changes them, so what may be held is worked out once per yielded line.
+before it is needed. This is where that is decided: the per-line loop is ``run.dayscan``
+(compiled), which stops only at a line this source must yield or apply; ``run.sources``
+opens it, and the runner's one loop (``run.backtest``) applies what it yields. It reads the
+runner's queue and registration only between the lines it yields: nothing else changes
+them, so what may be held is worked out once per yielded line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
-from itertools import chain, repeat
+from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arena_tui.logs.dayformat import KIND_CTX, KIND_OTHER, KIND_TRADES
+from arena_tui.logs.dayformat import KIND_OTHER, KIND_TRADES
 from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.logfile import LogError
+from arena_tui.run.dayscan import Scanner
 from arena_tui.run.parts import NotStarted, Status
 from engine import AssetState, Engine, Line
 from engine.inputs import Tick
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
     from arena_tui.logs.runlog import RunLog
     from arena_tui.logs.thinlog import ThinRunLog
 
-SPAN = 1 << 14  # lines read from the mapped arrays at once
+SPAN = 1 << 14  # lines scanned at once (then the progress is told)
 _NONE = -(1 << 62)  # before registration nothing is held: no line is this early
+_ALL = 1 << 62  # a scan gathers every trades message it passes
+Quietly = Callable[[int, int], int]
 
 
 class Hooked(Protocol):
@@ -69,16 +72,16 @@ class DaySource:
     event is due at its time, no strategy input is queued before it, no strategy hooks it,
     and (a book) its coin has no order waiting to activate (a coin with no context mark
     takes its mark from its last two-sided book: that one is held too, beside the one-sided
-    ones after it: ``_holds_book``). On the same terms, a trades message nobody hooks is,
-    for an engine that keeps no prints for market views (a replay's), handed over as
-    integers from the columns (``Engine.apply_quiet_prints``): when none of its prints goes
-    through a resting order it is applied there and then, making no event and reading
-    nothing held, and never reaches the runner's loop; otherwise prints of a coin with no
-    order resting on it, nobody hooking prints, are yielded without first applying what is
-    held (they read none of it). A tick (time alone) is passed over. Held inputs of one
-    coin and kind replace each other; all are applied, in log order, before the next
-    applied input (or a day's end). Market data of other coins is skipped on the same
-    terms (the engine ignores it). So the engine makes exactly the calls of the cold pass
+    ones after it: ``DayScan._holds_book``). On the same terms, trades messages nobody
+    hooks are, for an engine that keeps no prints for market views (a replay's), handed
+    over as integers from the columns, a run of them at once (``Engine.apply_quiet_prints``):
+    those before the first whose prints go through a resting order are applied there and
+    then, making no event and reading nothing held, and never reach the runner's loop;
+    otherwise prints of a coin with no order resting on it, nobody hooking prints, are
+    yielded without first applying what is held (they read none of it). A tick (time
+    alone) is passed over. Held inputs of one coin and kind replace each other; all are
+    applied, in log order, before the next applied input (or a day's end). Market data of
+    other coins is skipped on the same terms (the engine ignores it). So the engine makes exactly the calls of the cold pass
     that change what anyone reads, and every line still goes into the run log in order:
     handed over by the source as runs of the cache's bytes, applied lines too, just before
     a strategy's input is written after them (``_hand_over``). The cache's lines were
@@ -173,13 +176,10 @@ class DaySource:
         if gather:
             log.pending = self._hand_over
         hooks = self.hooks
-        defer_books = not hooks.book_hooks
-        defer_ctx = not hooks.ctx_hooks
         trade_hooks = bool(hooks.trade_hooks)
         # an engine keeping each message's prints for the strategies' market views (a
         # backtest's) is handed every message: they are built from the applied prints
-        quiet = None if engine.record_prints else engine.apply_quiet_prints
-        inert = False  # the line about to be yielded needs nothing held applied first
+        quiet = not trade_hooks and not engine.record_prints
         progress, every = self.progress, self.every
         queue, hold = self.queue, self.hold
         # lines before ``limit`` may be held: the next timed event, the first queued input
@@ -195,52 +195,39 @@ class DaySource:
                 self._day, self._handed, self._upto = day, 0, 0
                 check_follows(day, last_t)
                 states = [engine.coin_state(coin) for coin in day.coins]
-                held: dict[int, int] = {}  # 2 * coin (+1 for a context) -> the line held
-                rows, nlev = day.row, day.cols["b_nlev"]  # (a book's row, its sides' levels)
-                blob, make = day.blob, day.inputs.make  # from the columns: nothing decoded
-                tr = day.cols["tr_start"]  # a trades message's prints: tr[r] to tr[r + 1]
-                ints = _prints_as_integers(day, states)
-                spans = range(0, day.n, SPAN)
-                for i, t, kind, c, at, end in chain.from_iterable(map(_span, repeat(day), spans)):
-                    if kind <= KIND_CTX and t < limit:
-                        a = states[c] if c >= 0 else None
-                        skip: bool | None = False  # True: held; None: done here or ignored
-                        if kind == KIND_TRADES:
-                            r = rows[i]
-                            if trade_hooks:
-                                pass
-                            elif quiet is not None and r >= 0 and quiet(t, *ints, tr[r], tr[r + 1]):
-                                skip = None  # nobody hooks them, they fill nothing: applied
-                            elif a is not None and a.prints_are_inert:
-                                inert = True  # one coin's, resting on nothing: read nothing held
-                        elif c < 0:
-                            pass
-                        elif a is None:
-                            skip = None  # another coin's market data: the engine ignores it
-                        elif kind == KIND_CTX:
-                            skip = defer_ctx
-                        else:
-                            skip = defer_books and _holds_book(a, held, c, i, rows, nlev)
-                        if skip:
-                            held[2 * c + (kind == KIND_CTX)] = i
-                    else:
-                        skip = False
-                    if skip is False:
-                        line = make(i, kind, t, c)
-                        if kind == KIND_OTHER and t < limit and type(line.arena) is Tick:
-                            skip = None  # time alone, before anything falls due: nothing to do
-                    if skip is not False:  # (in the run log once the next line is: _upto)
-                        last_t = t
-                        n += 1
-                        if progress is not None and not n & every:
-                            progress.update(n, t)
-                        continue
-                    if held and not inert:
-                        _catch_up(engine, day, held)
-                    inert = False
-                    self.raw = bytes(blob[at:end])
-                    self._i = self._upto = i  # (the loop's writer marks this line in too)
-                    yield line  # the loop applied it, and what was queued first
+                scan = Scanner(
+                    day.cols, day.blob, states, not hooks.book_hooks, not hooks.ctx_hooks, quiet
+                )
+                quietly = _quiet_prints(engine, day, states)
+                times, kinds, coins, make = day.t, day.kind, day.coin, day.inputs.make
+                blob, offsets = day.blob, day.offsets
+                i, size = 0, day.n
+                while i < size:
+                    stop = min(size, i + SPAN)
+                    j = scan.scan(i, stop, min(limit, _ALL), _ALL)
+                    if scan.r_hi > scan.r_lo and (r := quietly(scan.r_lo, scan.r_hi)) < scan.r_hi:
+                        scan.rewind()  # the engine stopped at message r: it is applied here
+                        j = scan.scan(i, stop, min(limit, _ALL), r)
+                    if j > i:  # passed over (in the run log once the next line is: _upto)
+                        if progress is not None and (n + j - i) & ~every != n & ~every:
+                            progress.update(n + j - i, times[j - 1])
+                        n += j - i
+                        last_t = times[j - 1]
+                        i = j
+                        if j == stop:
+                            continue
+                    t, kind = times[j], kinds[j]
+                    line = make(j, kind, t, coins[j])
+                    i = j + 1
+                    if t >= limit or not (kind == KIND_OTHER and type(line.arena) is Tick):
+                        # (a tick the scan did not know, before anything falls due: nothing)
+                        if scan.nheld and (
+                            t >= limit or not _inert(kind, coins[j], states, trade_hooks)
+                        ):
+                            _catch_up(engine, day, scan.take_held())
+                        self.raw = bytes(blob[offsets[j] : offsets[j + 1] - 1])
+                        self._i = self._upto = j  # (the loop's writer marks this line in too)
+                        yield line  # the loop applied it, and what was queued first
                     last_t = t
                     n += 1
                     if progress is not None and not n & every:
@@ -251,8 +238,8 @@ class DaySource:
                         limit = engine.next_due
                         if queue and queue[0][0] < limit:
                             limit = queue[0][0] + 1
-                if held:
-                    _catch_up(engine, day, held)
+                if scan.nheld:
+                    _catch_up(engine, day, scan.take_held())
                 self._upto = day.n
                 if gather:
                     self._hand_over()
@@ -270,65 +257,27 @@ def check_follows(day: CachedDay, last_t: int | None) -> None:
         raise LogError(day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})")
 
 
-def _span(day: CachedDay, base: int) -> Iterator[tuple[int, int, int, int, int, int]]:
-    """Lines ``base`` to ``base + SPAN``: each one's index, ``t``, kind, coin and bytes' start
-    and end in the blob (Python lists: quicker to read than the mapped arrays)."""
-    stop = min(base + SPAN, day.n)
-    offs = day.offsets[base : stop + 1].tolist()
-    return zip(
-        range(base, stop),
-        day.t[base:stop].tolist(),
-        day.kind[base:stop].tolist(),
-        day.coin[base:stop].tolist(),
-        offs,
-        [o - 1 for o in offs[1:]],
-        strict=False,  # offs is one longer
-    )
+def _quiet_prints(engine: Engine, day: CachedDay, states: list[AssetState | None]) -> Quietly:
+    """``Engine.apply_quiet_prints`` over ``day``'s trades messages: (lo, hi) -> the first
+    one it did not apply."""
+    c = day.cols
+    cols = (c["p_t"], c["p_coin"], c["p_time"], c["p_tid"], c["p_px"], c["p_sz"])
+    apply, starts = engine.apply_quiet_prints, c["tr_start"]
+    return lambda lo, hi: apply(states, starts, lo, hi, *cols)
 
 
-_Ints = Sequence[int]
-
-
-def _prints_as_integers(
-    day: CachedDay, states: list[AssetState | None]
-) -> tuple[list[AssetState | None], _Ints, _Ints, _Ints, _Ints, _Ints]:
-    """What ``Engine.apply_quiet_prints`` reads of a day's prints, after the time: each
-    coin's state, and each print's coin, exchange time, tid, price and size columns."""
-    cols = day.cols
-    return (states, cols["p_coin"], cols["p_time"], cols["p_tid"], cols["p_px"], cols["p_sz"])
-
-
-def _holds_book(a: AssetState, held: dict[int, int], c: int, i: int, rows: Any, nlev: Any) -> bool:
-    """Whether book line ``i`` of coin ``c`` (state ``a``) may be held. Not when an order
-    waits for a book to activate. A coin with a context mark takes no mid from books: the
-    last held book is all the engine needs. A coin without one takes its mark from the
-    last two-sided book, so the last of those is held too (under ``-1 - c``) while later
-    one-sided ones come; a context held for the coin may set the mark first, so then the
-    book is applied (after it)."""
-    if a.awaits_book:
+def _inert(kind: int, c: int, states: list[AssetState | None], trade_hooks: bool) -> bool:
+    """A trades message of one coin with no order resting on it, nobody hooking prints:
+    it fills nothing and reads nothing held (the held lines need not be applied first)."""
+    if kind != KIND_TRADES or trade_hooks or c < 0:
         return False
-    if not a.marks_by_book:
-        return True
-    if 2 * c + 1 in held:
-        return False
-    if _two_sided(i, rows, nlev):
-        held.pop(-1 - c, None)  # this one sets the mid: no earlier book is needed
-        return True
-    last = held.get(2 * c)
-    if last is not None and _two_sided(last, rows, nlev):
-        held[-1 - c] = last  # the mid's book, kept beside the one-sided ones after it
-    return True
+    a = states[c]
+    return a is not None and a.prints_are_inert
 
 
-def _two_sided(i: int, rows: Any, nlev: Any) -> bool:
-    """Book line ``i`` has bids and asks (its row's level counts, ``b_nlev``)."""
-    r = rows[i]
-    return bool(nlev[2 * r] and nlev[2 * r + 1])
-
-
-def _catch_up(engine: Engine, day: CachedDay, held: dict[int, int]) -> None:
-    """Apply the held inputs, in log order (no hook reads them; they cause no event)."""
+def _catch_up(engine: Engine, day: CachedDay, held: list[int]) -> None:
+    """Apply the held inputs (their lines, in log order): no hook reads them; they cause
+    no event."""
     apply, make = engine.apply_held, day.inputs.line
-    for i in sorted(held.values()):
+    for i in held:
         apply(make(i))
-    held.clear()

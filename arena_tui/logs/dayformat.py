@@ -15,17 +15,17 @@ import mmap
 import os
 import struct
 import sys
-import zlib
 from pathlib import Path
 
 import msgspec
 import platformdirs
+import xxhash
 
 from arena_tui.logs.logerror import LogError
 from arena_tui.util.paths import APP
 from engine.inputs import Line
 
-CACHE_VERSION = 2  # 2: columnar (books, prints, contexts as integer columns)
+CACHE_VERSION = 3  # 2: columnar (books, prints, contexts as integer columns); 3: XXH3 sums
 CACHE_DIR_ENV = "ARENA_CACHE_DIR"
 CACHE_ENV = "ARENA_CACHE"
 MAX_GB_ENV = "ARENA_CACHE_MAX_GB"
@@ -36,11 +36,15 @@ STALE_PART_S = 86_400  # a temp file this old is a crashed writer's: removed at 
 KIND_BOOK, KIND_TRADES, KIND_CTX, KIND_CTX_PART, KIND_OTHER = 0, 1, 2, 3, 4
 
 MAGIC = b"ARENADAY"
-PRE = struct.Struct("<8sIIQQ")  # magic, version, header CRC-32, header offset and length
+PRE = struct.Struct("<8sIQQQ")  # magic, version, header checksum, its offset and length
 BATCH = 1024  # lines written at once by ``add``
 CHUNK = 1 << 20  # bytes read or buffered at once
 
 LINE = msgspec.json.Decoder(Line)
+# The checksums of a cache's header, sections and lines: XXH3-64 (a day's ~200 MB checked
+# at every open in ~12 ms, where CRC-32 took ~50 ms: a quarter of a cached replay's time).
+checksum = xxhash.xxh3_64_intdigest
+Checksum = xxhash.xxh3_64  # the same, fed piece by piece
 ITEMSIZE = {"q": 8, "i": 4, "h": 2, "B": 1}
 
 
@@ -131,8 +135,8 @@ class DayMeta(msgspec.Struct):
     blob_len: int
     width: int  # levels a side each book row holds
     sections: dict[str, tuple[int, int]]  # name -> (offset, bytes)
-    arrays_crc: int
-    blob_crc: int
+    arrays_sum: int  # XXH3-64 of the sections, from the first's start to the last's end
+    blob_sum: int  # XXH3-64 of the lines
     built_ms: int
 
 
@@ -163,7 +167,7 @@ def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     size = len(mm)
     if size < PRE.size:
         raise Damaged("shorter than its preamble")
-    magic, version, head_crc, head_off, head_len = PRE.unpack_from(mm, 0)
+    magic, version, head_sum, head_off, head_len = PRE.unpack_from(mm, 0)
     if magic != MAGIC:
         raise Damaged("bad magic")
     if version != CACHE_VERSION:
@@ -171,7 +175,7 @@ def read_meta(mm: mmap.mmap | bytes) -> DayMeta:
     if head_off + head_len != size or head_off < PRE.size:
         raise Damaged("truncated")
     head = mm[head_off : head_off + head_len]
-    if zlib.crc32(head) != head_crc:
+    if checksum(head) != head_sum:
         raise Damaged("header checksum")
     try:
         meta = META_DEC.decode(head)

@@ -12,7 +12,6 @@ import contextlib
 import mmap
 import os
 import sys
-import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from arena_tui.logs.dayformat import (
     Outdated,
     cache_dir,
     cache_enabled,
+    checksum,
     day_file,
     index_file,
     read_entry,
@@ -83,10 +83,10 @@ class CachedDay:
         mv = memoryview(mm)
         first = meta.sections[SECTIONS[0][0]][0]
         last_off, last_len = meta.sections[SECTIONS[-1][0]]
-        if zlib.crc32(mv[first : last_off + last_len]) != meta.arrays_crc:
+        if checksum(mv[first : last_off + last_len]) != meta.arrays_sum:
             raise Damaged("arrays checksum")
         blob = mv[meta.blob_off : meta.blob_off + meta.blob_len]
-        if zlib.crc32(blob) != meta.blob_crc:
+        if checksum(blob) != meta.blob_sum:
             raise Damaged("lines checksum")
         cols: dict[str, memoryview[int]] = {}
         for name, code in SECTIONS:

@@ -16,7 +16,6 @@ import os
 import sys
 import tempfile
 import time
-import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, repeat
@@ -33,11 +32,13 @@ from arena_tui.logs.dayformat import (
     META_ENC,
     PRE,
     SECTIONS,
+    Checksum,
     Damaged,
     DayMeta,
     IndexEntry,
     cache_dir,
     cache_enabled,
+    checksum,
     day_file,
     resolved,
 )
@@ -77,7 +78,7 @@ class DayCacheWriter:
         self._t = self._cols.cols["t"]
         self._off = array("q", [0])
         self._pos = 0
-        self._crc = 0
+        self._sum = Checksum()
         self._raws: list[bytes] = []
         self._lines: list[Line] = []
         self._tmp: Path | None = None
@@ -160,7 +161,8 @@ class DayCacheWriter:
             self.discard()
             return
         self._pos = self._off[-1]
-        self._crc = zlib.crc32(b"\n", zlib.crc32(blob, self._crc))
+        self._sum.update(blob)
+        self._sum.update(b"\n")
 
     def _flush(self) -> None:
         raws, lines = self._raws, self._lines
@@ -206,7 +208,7 @@ class DayCacheWriter:
         cols = self._cols
         data = {"off": self._off.tobytes(), **cols.sections()}
         sections: dict[str, tuple[int, int]] = {}
-        crc = 0
+        arrays = Checksum()
         for name, _code in SECTIONS:
             pad = bytes(-pos % 8)
             f.write(pad)
@@ -215,8 +217,8 @@ class DayCacheWriter:
             sections[name] = (pos + len(pad), len(part))
             pos += len(pad) + len(part)
             if len(sections) > 1:  # the checksum runs from the first section's start
-                crc = zlib.crc32(pad, crc)
-            crc = zlib.crc32(part, crc)
+                arrays.update(pad)
+            arrays.update(part)
         coins = list(cols.ids)
         checked = coins if self._checked is None else self._checked
         meta = DayMeta(
@@ -236,8 +238,8 @@ class DayCacheWriter:
             blob_len=blob_len,
             width=cols.width,
             sections=sections,
-            arrays_crc=crc,
-            blob_crc=self._crc,
+            arrays_sum=arrays.intdigest(),
+            blob_sum=self._sum.intdigest(),
             built_ms=time.time_ns() // 1_000_000,
         )
         head = META_ENC.encode(meta)
@@ -245,7 +247,7 @@ class DayCacheWriter:
         f.write(head)
         f.flush()
         f.seek(0)
-        f.write(PRE.pack(MAGIC, CACHE_VERSION, zlib.crc32(head), head_off, len(head)))
+        f.write(PRE.pack(MAGIC, CACHE_VERSION, checksum(head), head_off, len(head)))
         f.flush()
         os.fsync(f.fileno())
         f.close()

@@ -4,6 +4,7 @@
 # stays public: the rules (orders, fills, scoring, snapshot) and a shell read them as before.
 cimport cython
 
+from engine cimport fills
 from engine.state cimport AssetState
 
 
@@ -30,13 +31,13 @@ cdef class Engine:
     @cython.locals(a=AssetState, by_coin=dict, memo=dict)
     cdef _trades(self, msg, t)
 
-    @cython.locals(last=object)
     cdef bint _print(self, AssetState a, t, px, sz, time, tid) except -1
 
-    # the columns as typed views: a print read is a C load; its integers boxed only
-    # for the state it sets (exact Python integers, as every other input's)
-    @cython.locals(a=AssetState, r=Py_ssize_t, k=Py_ssize_t, first=Py_ssize_t,
-                   end=Py_ssize_t, at=cython.longlong)
+    @cython.locals(last=object, tids=set)
+    cdef bint _fresh(self, AssetState a, time, tid) except -1
+
+    # the columns as typed views: a print read is a C load
+    @cython.locals(first=Py_ssize_t, end=Py_ssize_t, stop=Py_ssize_t, at=cython.longlong)
     cpdef Py_ssize_t apply_quiet_prints(
         self, list states, const long long[:] starts, Py_ssize_t lo, Py_ssize_t hi,
         const long long[:] t, const short[:] coin, const long long[:] time,
@@ -47,3 +48,16 @@ cdef class Engine:
     cdef _ctx(self, data)
 
     cdef _arena(self, msg, t)
+
+
+@cython.locals(k=Py_ssize_t, a=AssetState)
+cdef bint _fills_nothing(list states, const short[:] coin, const long long[:] time,
+                         const long long[:] px, Py_ssize_t first, Py_ssize_t end) except -1
+
+# per coin, C arrays: only the prints at a coin's latest time become Python integers
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, c=Py_ssize_t, a=AssetState, tids=set, seen=list,
+               latest=cython.longlong[:], price=cython.longlong[:], touched=cython.uchar[:],
+               new=cython.uchar[:])
+cdef _last_prints(list states, const short[:] coin, const long long[:] time,
+                  const long long[:] tid, const long long[:] px, Py_ssize_t first,
+                  Py_ssize_t end)

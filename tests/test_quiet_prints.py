@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import Engine
 from tests import build, enginediff
@@ -54,3 +55,37 @@ def test_a_print_through_a_resting_order_is_not_quiet() -> None:
     assert [type(e).__name__ for e in eng.apply(through)] == ["Fill"]
     due = build.lines([build.trades(eng.next_due, ("BTC", "100.50", "1.0", eng.next_due, 3))])
     assert enginediff.quietly(eng, due) == 0  # a minute mark falls due first
+
+
+PRINT = st.tuples(
+    st.sampled_from(["BTC", "BTC", "SOL", "DOGE"]),
+    st.sampled_from(["99.50", "100.00", "100.25", "101.00"]),
+    st.integers(0, 3),  # the exchange time, ms before the message: many prints share one
+    st.integers(1, 4),  # the tid: often one seen before at that time (a resent print)
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.lists(PRINT, max_size=4)), max_size=14),
+    st.lists(st.integers(0, 3), max_size=14),
+)
+def test_runs_of_prints_leave_what_they_leave_one_by_one(
+    messages: list[tuple[int, list[tuple[str, str, int, int]]]], applied: list[int]
+) -> None:
+    # The run rule (a coin's prints at their latest time decide its last print) against
+    # the print-by-print rule, on prints crowded into few times and tids: many resent,
+    # some older than the last print, some at it. ``applied``: messages applied by
+    # ``apply`` between the runs (splitting them), as a refused one would be.
+    t = build.T0 + 1_000
+    rows: list[dict[str, Any]] = [build.register(build.T0, "a")]
+    for step, prints in messages:
+        t += step
+        rows.append(build.trades(t, *[(c, px, "1.0", t - dt, tid) for c, px, dt, tid in prints]))
+        if applied and len(rows) % 4 == applied[0]:
+            applied.pop(0)
+            rows.append(build.book(t, "BTC", bids=[("99.00", "1.0")], asks=[("101.00", "1.0")]))
+    lines = [msgspec.json.encode(row) for row in rows]
+    assert enginediff.run_case(SEASON_JSON, lines, quiet=True) == enginediff.run_case(
+        SEASON_JSON, lines
+    )

@@ -33,9 +33,6 @@ cdef class Engine:
 
     cdef bint _print(self, AssetState a, t, px, sz, time, tid) except -1
 
-    @cython.locals(last=object, tids=set)
-    cdef bint _fresh(self, AssetState a, time, tid) except -1
-
     # the columns as typed views: a print read is a C load
     @cython.locals(first=Py_ssize_t, end=Py_ssize_t, stop=Py_ssize_t, at=cython.longlong)
     cpdef Py_ssize_t apply_quiet_prints(
@@ -49,15 +46,3 @@ cdef class Engine:
 
     cdef _arena(self, msg, t)
 
-
-@cython.locals(k=Py_ssize_t, a=AssetState)
-cdef bint _fills_nothing(list states, const short[:] coin, const long long[:] time,
-                         const long long[:] px, Py_ssize_t first, Py_ssize_t end) except -1
-
-# per coin, C arrays: only the prints at a coin's latest time become Python integers
-@cython.locals(n=Py_ssize_t, k=Py_ssize_t, c=Py_ssize_t, a=AssetState, tids=set, seen=list,
-               latest=cython.longlong[:], price=cython.longlong[:], touched=cython.uchar[:],
-               new=cython.uchar[:])
-cdef _last_prints(list states, const short[:] coin, const long long[:] time,
-                  const long long[:] tid, const long long[:] px, Py_ssize_t first,
-                  Py_ssize_t end)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import re
-from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -159,13 +158,13 @@ class Engine:
             at = t[first]
             if at >= due or at < now:
                 break
-            if not _fills_nothing(states, coin, time, px, first, end):
+            if not fills.prints_fill_nothing(states, coin, time, px, first, end):
                 break
             now = at
             stop += 1
         if stop > lo:
             self.t = now
-            _last_prints(states, coin, time, tid, px, starts[lo], starts[stop])
+            fills.last_prints(states, coin, time, tid, px, starts[lo], starts[stop])
         return stop
 
     def emit(self, event: ev.AnyEvent) -> None:
@@ -352,27 +351,12 @@ class Engine:
 
     def _print(self, a: AssetState, t: int, px: int, sz: int, time: int, tid: int) -> bool:
         """One print of a season coin, its price and size e8: whether it was applied (a
-        resent one is not: ``_fresh``)."""
-        if not self._fresh(a, time, tid):
+        resent one is not: ``fills.fresh``)."""
+        if not fills.fresh(a, time, tid):
             return False  # a resent print: fills nothing, sets no mark
         a.trade_px = px
         if a.resting:
             fills.on_print(self, a, t, px, sz, time, tid)
-        return True
-
-    def _fresh(self, a: AssetState, time: int, tid: int) -> bool:
-        """The duplicate-print rule: a print at or before the coin's last print time with a
-        tid seen at that time is resent; any other is new, and is remembered."""
-        last = a.last_trade_time
-        tids = a.last_trade_tids
-        if last is None or time > last:
-            a.last_trade_time = time
-            tids.clear()  # (the set is the state's own: nothing else holds it)
-            tids.add(tid)
-        elif time == last and tid not in tids:
-            tids.add(tid)
-        else:
-            return False
         return True
 
     def _ctx(self, data: CtxData) -> None:
@@ -443,71 +427,3 @@ class Engine:
             name, len(self.accounts), msg.key_sha256, self.rules.starting_equity
         )
         self.emit(ev.Registered(t=t, entry=name))
-
-
-def _fills_nothing(
-    states: Sequence[AssetState | None],
-    coin: Sequence[int],
-    time: Sequence[int],
-    px: Sequence[int],
-    first: int,
-    end: int,
-) -> bool:
-    """None of prints ``first`` to ``end`` goes through a resting order of its coin."""
-    for k in range(first, end):
-        a = states[coin[k]]
-        if a is not None and a.resting and not fills.fills_nothing(a, px[k], time[k]):
-            return False
-    return True
-
-
-def _last_prints(
-    states: Sequence[AssetState | None],
-    coin: Sequence[int],
-    time: Sequence[int],
-    tid: Sequence[int],
-    px: Sequence[int],
-    first: int,
-    end: int,
-) -> None:
-    """Prints ``first`` to ``end`` applied in order, none filling anything: the
-    duplicate-print rule (``Engine._fresh``) run over them at once. Its outcome for a coin
-    depends only on the coin's prints at their latest exchange time ``L``: if the coin's
-    last print time is later, none is new; else the first print at ``L`` with a tid not
-    seen at ``L`` before it (nor, when ``L`` is the last print time already, among that
-    time's tids) is new, and the last of those sets the price. Only those prints are made
-    Python integers."""
-    n = len(states)
-    latest = array("q", bytes(8 * n))  # per coin: its prints' latest time...
-    touched = bytearray(n)  # ...once it has one
-    for k in range(first, end):
-        c = coin[k]
-        if not touched[c] or time[k] > latest[c]:
-            latest[c] = time[k]
-            touched[c] = 1
-    seen: list[set[int] | None] = [None] * n  # per coin: the tids at ``L``
-    price = array("q", bytes(8 * n))
-    new = bytearray(n)  # per coin: 0 none new yet, 1 one is, 2 none can be
-    for k in range(first, end):
-        c = coin[k]
-        if time[k] != latest[c] or new[c] == 2:
-            continue
-        tids = seen[c]
-        if tids is None:
-            a = states[c]
-            last = None if a is None else a.last_trade_time
-            if a is None or (last is not None and last > time[k]):
-                new[c] = 2  # a coin the season does not trade, or prints all older
-                continue
-            tids = seen[c] = set(a.last_trade_tids) if last == time[k] else set()
-        if tid[k] not in tids:
-            tids.add(tid[k])
-            price[c] = px[k]
-            new[c] = 1
-    for c in range(n):
-        if new[c] == 1:
-            a = states[c]
-            assert a is not None
-            a.last_trade_time = latest[c]
-            a.last_trade_tids = seen[c]  # type: ignore[assignment]
-            a.trade_px = price[c]

@@ -22,3 +22,19 @@ cpdef bint fills_nothing(AssetState a, px, time) except -1
 
 @cython.locals(order=OpenOrder)
 cpdef on_print(eng, AssetState a, t, px, sz, time, tid)
+
+@cython.locals(last=object, tids=set)
+cpdef bint fresh(AssetState a, time, tid) except -1
+
+
+@cython.locals(k=Py_ssize_t, a=AssetState)
+cpdef bint prints_fill_nothing(list states, const short[:] coin, const long long[:] time,
+                              const long long[:] px, Py_ssize_t first, Py_ssize_t end) except -1
+
+# per coin, C arrays: only the prints at a coin's latest time become Python integers
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, c=Py_ssize_t, a=AssetState, tids=set, seen=list,
+               latest=cython.longlong[:], price=cython.longlong[:], touched=cython.uchar[:],
+               new=cython.uchar[:])
+cpdef last_prints(list states, const short[:] coin, const long long[:] time,
+                 const long long[:] tid, const long long[:] px, Py_ssize_t first,
+                 Py_ssize_t end)

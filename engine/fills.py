@@ -1,4 +1,5 @@
-"""Fills: taking liquidity at activation, resting orders filled by prints, fees, cash.
+"""Fills: taking liquidity at activation, prints (new or resent) and the resting orders
+they fill, fees, cash.
 
 Why this module exists: every fill, taker or maker, goes through :func:`fill`, the only
 place that moves a position and charges venue and execution fees. The book is never
@@ -8,6 +9,9 @@ May not touch: order admission (``engine.orders``), files, clocks, floats.
 """
 
 from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
 
 from engine import book as levels_of
 from engine import events as ev
@@ -19,7 +23,18 @@ from engine.orders import ALO, IOC, close
 from engine.state import RESTING, AssetState, OpenOrder
 from engine.units import DAY_MS, FEE_DENOM, lots_down, notional, tdiv
 
-__all__ = ["activate", "decode_levels", "fill", "level_px", "level_sz", "on_print", "take"]
+__all__ = [
+    "activate",
+    "decode_levels",
+    "fill",
+    "fresh",
+    "last_prints",
+    "level_px",
+    "level_sz",
+    "on_print",
+    "prints_fill_nothing",
+    "take",
+]
 
 
 def decode_levels(book: BookData) -> tuple[list[Level], list[Level]]:
@@ -161,3 +176,87 @@ def on_print(eng: Ledger, a: AssetState, t: int, px: int, sz: int, time: int, ti
             fill(eng, order, t, order.limit_px, q, quote)
             if order.filled == order.sz:
                 a.resting.remove(order)
+
+
+def fresh(a: AssetState, time: int, tid: int) -> bool:
+    """The duplicate-print rule: a print at or before the coin's last print time with a
+    tid seen at that time is resent; any other is new, and is remembered."""
+    last = a.last_trade_time
+    tids = a.last_trade_tids
+    if last is None or time > last:
+        a.last_trade_time = time
+        tids.clear()  # (the set is the state's own: nothing else holds it)
+        tids.add(tid)
+    elif time == last and tid not in tids:
+        tids.add(tid)
+    else:
+        return False
+    return True
+
+
+def prints_fill_nothing(
+    states: Sequence[AssetState | None],
+    coin: Sequence[int],
+    time: Sequence[int],
+    px: Sequence[int],
+    first: int,
+    end: int,
+) -> bool:
+    """None of prints ``first`` to ``end`` goes through a resting order of its coin."""
+    for k in range(first, end):
+        a = states[coin[k]]
+        if a is not None and a.resting and not fills_nothing(a, px[k], time[k]):
+            return False
+    return True
+
+
+def last_prints(
+    states: Sequence[AssetState | None],
+    coin: Sequence[int],
+    time: Sequence[int],
+    tid: Sequence[int],
+    px: Sequence[int],
+    first: int,
+    end: int,
+) -> None:
+    """Prints ``first`` to ``end`` applied in order, none filling anything: the
+    duplicate-print rule (``fresh``) run over them at once. Its outcome for a coin
+    depends only on the coin's prints at their latest exchange time ``L``: if the coin's
+    last print time is later, none is new; else the first print at ``L`` with a tid not
+    seen at ``L`` before it (nor, when ``L`` is the last print time already, among that
+    time's tids) is new, and the last of those sets the price. Only those prints are made
+    Python integers."""
+    n = len(states)
+    latest = array("q", bytes(8 * n))  # per coin: its prints' latest time...
+    touched = bytearray(n)  # ...once it has one
+    for k in range(first, end):
+        c = coin[k]
+        if not touched[c] or time[k] > latest[c]:
+            latest[c] = time[k]
+            touched[c] = 1
+    seen: list[set[int] | None] = [None] * n  # per coin: the tids at ``L``
+    price = array("q", bytes(8 * n))
+    new = bytearray(n)  # per coin: 0 none new yet, 1 one is, 2 none can be
+    for k in range(first, end):
+        c = coin[k]
+        if time[k] != latest[c] or new[c] == 2:
+            continue
+        tids = seen[c]
+        if tids is None:
+            a = states[c]
+            last = None if a is None else a.last_trade_time
+            if a is None or (last is not None and last > time[k]):
+                new[c] = 2  # a coin the season does not trade, or prints all older
+                continue
+            tids = seen[c] = set(a.last_trade_tids) if last == time[k] else set()
+        if tid[k] not in tids:
+            tids.add(tid[k])
+            price[c] = px[k]
+            new[c] = 1
+    for c in range(n):
+        if new[c] == 1:
+            a = states[c]
+            assert a is not None
+            a.last_trade_time = latest[c]
+            a.last_trade_tids = seen[c]  # type: ignore[assignment]
+            a.trade_px = price[c]

@@ -194,7 +194,7 @@ def replay_command(
             "--cache/--no-cache",
             help="The day cache (arena cache info). By default a plain log with a valid "
             "day cache (an earlier backtest, import or --cache wrote it) is replayed from "
-            "it, about 2.4x quicker on a day of books and prints, with the very same "
+            "it, about 9x quicker on a day of books and prints, with the very same "
             "result; --cache also caches the logs it reads (that first replay is slower); "
             "--no-cache reads the logs.",
         ),

@@ -38,3 +38,5 @@ cpdef bint prints_fill_nothing(list states, const short[:] coin, const long long
 cpdef last_prints(list states, const short[:] coin, const long long[:] time,
                  const long long[:] tid, const long long[:] px, Py_ssize_t first,
                  Py_ssize_t end)
+
+cdef object _int64s(Py_ssize_t n)

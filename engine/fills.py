@@ -10,7 +10,6 @@ May not touch: order admission (``engine.orders``), files, clocks, floats.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 
 from engine import book as levels_of
@@ -227,7 +226,7 @@ def last_prints(
     time's tids) is new, and the last of those sets the price. Only those prints are made
     Python integers."""
     n = len(states)
-    latest = array("q", bytes(8 * n))  # per coin: its prints' latest time...
+    latest = _int64s(n)  # per coin: its prints' latest time...
     touched = bytearray(n)  # ...once it has one
     for k in range(first, end):
         c = coin[k]
@@ -235,7 +234,7 @@ def last_prints(
             latest[c] = time[k]
             touched[c] = 1
     seen: list[set[int] | None] = [None] * n  # per coin: the tids at ``L``
-    price = array("q", bytes(8 * n))
+    price = _int64s(n)
     new = bytearray(n)  # per coin: 0 none new yet, 1 one is, 2 none can be
     for k in range(first, end):
         c = coin[k]
@@ -260,3 +259,8 @@ def last_prints(
             a.last_trade_time = latest[c]
             a.last_trade_tids = seen[c]  # type: ignore[assignment]
             a.trade_px = price[c]
+
+
+def _int64s(n: int) -> memoryview:
+    """``n`` zeros as C int64s (a view of new bytes: no import needed)."""
+    return memoryview(bytearray(8 * n)).cast("q")

@@ -81,8 +81,9 @@ class DaySource:
     yielded without first applying what is held (they read none of it). A tick (time
     alone) is passed over. Held inputs of one coin and kind replace each other; all are
     applied, in log order, before the next applied input (or a day's end). Market data of
-    other coins is skipped on the same terms (the engine ignores it). So the engine makes exactly the calls of the cold pass
-    that change what anyone reads, and every line still goes into the run log in order:
+    other coins is skipped on the same terms (the engine ignores it). So the engine makes
+    exactly the calls of the cold pass that change what anyone reads, and every line still
+    goes into the run log in order:
     handed over by the source as runs of the cache's bytes, applied lines too, just before
     a strategy's input is written after them (``_hand_over``). The cache's lines were
     checked in full when it was built (``logs.daycache``), and the lines it applies are

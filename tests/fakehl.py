@@ -105,6 +105,11 @@ class _Conn:
     subs: list[tuple[str, str]] = field(default_factory=list)  # (type, coin)
     silent: bool = False
     done: bool = False
+    sending: bool = False  # a frame taken from the queue is on its way out
+
+
+class _Gone(Exception):
+    """The connection is gone: its sender stops."""
 
 
 class FakeHL:
@@ -124,6 +129,7 @@ class FakeHL:
         self.info_script: list[int] = []  # statuses of the next meta requests (0: hang up)
         self.info_requests = 0
         self.paused = False  # stop streaming (control frames still answered)
+        self._pauses = self._pauses_seen = 0  # settle(): paused, and the stream saw it
         self._refuse = 0
         self._tape = self._messages()
         self._recent_trades: list[dict[str, Any]] = []
@@ -180,6 +186,21 @@ class FakeHL:
         with self.lock:
             if not self.lock.wait_for(pred, timeout):
                 raise AssertionError(f"timed out waiting for {what}")
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Stop streaming and wait until every frame the stream queued before has gone out
+        (``sent`` holds it): what a test counts then is final."""
+        with self.lock:
+            self._pauses += 1
+            self.paused = True
+        pauses = self._pauses
+
+        def settled() -> bool:
+            conn = self._current
+            idle = conn is None or conn.done or (conn.queue.empty() and not conn.sending)
+            return self._pauses_seen >= pauses and idle
+
+        self.wait(settled, "the stream to settle", timeout)
 
     def market_sent(self) -> list[Sent]:
         with self.lock:
@@ -279,7 +300,12 @@ class FakeHL:
     async def _stream(self, conn: _Conn) -> None:
         while not conn.done:
             await asyncio.sleep(self.pace_s)
-            if conn.silent or not conn.subs or self.paused:
+            if self.paused:
+                with self.lock:  # (nothing more is queued until it is unpaused)
+                    self._pauses_seen = self._pauses
+                    self.lock.notify_all()
+                continue
+            if conn.silent or not conn.subs:
                 continue
             msg = next(self._tape)
             self._n += 1
@@ -314,20 +340,32 @@ class FakeHL:
         """The only writer of the connection: frames and faults go out in queue order."""
         while True:
             kind, frame = await conn.queue.get()
-            if kind == "fault":
-                if await self._fault(conn, json.loads(frame)):
-                    return
-                continue
-            if conn.silent:
-                continue
-            t_ms = time.time_ns() // 1_000_000
+            conn.sending = True
             try:
-                await conn.ws.send(frame.decode())
-            except ConnectionClosed:
+                await self._send(conn, kind, frame)
+            except _Gone:
                 return
-            with self.lock:
-                self.sent.append(Sent(conn.id, t_ms, frame, kind))
-                self.lock.notify_all()
+            finally:
+                conn.sending = False
+                with self.lock:
+                    self.lock.notify_all()
+
+    async def _send(self, conn: _Conn, kind: str, frame: bytes) -> None:
+        """One frame or fault from the queue; _Gone when the connection is."""
+        if kind == "fault":
+            if await self._fault(conn, json.loads(frame)):
+                raise _Gone
+            return
+        if conn.silent:
+            return
+        t_ms = time.time_ns() // 1_000_000
+        try:
+            await conn.ws.send(frame.decode())
+        except ConnectionClosed:
+            raise _Gone from None
+        with self.lock:
+            self.sent.append(Sent(conn.id, t_ms, frame, kind))
+            self.lock.notify_all()
 
     async def _fault(self, conn: _Conn, fault: dict[str, Any]) -> bool:
         """Apply one fault; True if the connection is gone."""

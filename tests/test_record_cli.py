@@ -52,7 +52,7 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGINT) -> int:
 
 def drain(srv: FakeHL, out: Path, lost: int = 0) -> None:
     """Stop the stream and wait until the recorder has written all of it but ``lost``."""
-    srv.paused = True
+    srv.settle()  # (frames queued before the pause go out first: counted then)
     want = len(srv.market_sent()) - lost
     until(lambda: market_lines(out) == want, "the recorder to write everything sent")
 

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
+from pathlib import Path
 from unittest import mock
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
 # (the module, its package, its twin's name)
 TWINS = [
     ("arena_tui.logs.levelscan", "arena_tui.logs", "_levelscan"),
     ("arena_tui.run.dayscan", "arena_tui.run", "_dayscan"),
+]
+# what each says runs, and the module of what runs, under ARENA_ENGINE=pure
+PURE = [
+    ("arena_tui.logs.levelscan", "levels_e8", "expressions"),
+    ("arena_tui.run.dayscan", "Scanner", "python"),
 ]
 
 
@@ -29,3 +38,13 @@ def test_a_twin_runs_only_when_it_is_of_this_very_source(
     with mock.patch.dict(os.environ, {"ARENA_ENGINE": "pure"}):
         assert module._compiled_twin() is None
     assert module._compiled_twin() is not None  # (and again, as built)
+
+
+@pytest.mark.parametrize(("name", "entry", "says"), PURE)
+def test_arena_engine_pure_runs_the_source(name: str, entry: str, says: str) -> None:
+    code = f"import {name} as M; print(M.SCANNER, M.{entry}.__module__)"
+    env = {**os.environ, "ARENA_ENGINE": "pure"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.stdout.split() == [says, name], out.stderr

@@ -9,9 +9,6 @@ scan's answers make the same replay as reading the log is tests/test_warm_replay
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -176,12 +173,3 @@ def test_the_build_is_used_when_there_is_one() -> None:
         return
     assert dayscan.SCANNER == "compiled"  # (when it is not: tests/test_compiled_twins.py)
     assert dayscan.Scanner is TWIN.DayScan
-
-
-def test_arena_engine_pure_scans_with_the_source() -> None:
-    code = "from arena_tui.run import dayscan as D; print(D.SCANNER, D.Scanner.__module__)"
-    env = {**os.environ, "ARENA_ENGINE": "pure"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert out.stdout.split() == ["python", "arena_tui.run.dayscan"], out.stderr

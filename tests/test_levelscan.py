@@ -14,9 +14,6 @@ refuses exactly the lines it refused.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -324,12 +321,3 @@ def test_the_build_is_used_when_there_is_one() -> None:
         return
     assert levelscan.SCANNER == "compiled"  # (when it is not: tests/test_compiled_twins.py)
     assert levelscan.levels_e8 is built.scan_levels
-
-
-def test_arena_engine_pure_reads_with_the_expressions() -> None:
-    code = "from arena_tui.logs import levelscan as L; print(L.SCANNER, L.levels_e8.__name__)"
-    env = {**os.environ, "ARENA_ENGINE": "pure"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == ["expressions", "match_levels"]

@@ -18,8 +18,8 @@ TWINS = [
     ("arena_tui.logs.levelscan", "arena_tui.logs", "_levelscan"),
     ("arena_tui.run.dayscan", "arena_tui.run", "_dayscan"),
 ]
-# what each says runs, and the module of what runs, under ARENA_ENGINE=pure
-PURE = [
+# (the module, what its users call, what it says runs when that is its source)
+ENTRIES = [
     ("arena_tui.logs.levelscan", "levels_e8", "expressions"),
     ("arena_tui.run.dayscan", "Scanner", "python"),
 ]
@@ -40,7 +40,7 @@ def test_a_twin_runs_only_when_it_is_of_this_very_source(
     assert module._compiled_twin() is not None  # (and again, as built)
 
 
-@pytest.mark.parametrize(("name", "entry", "says"), PURE)
+@pytest.mark.parametrize(("name", "entry", "says"), ENTRIES)
 def test_arena_engine_pure_runs_the_source(name: str, entry: str, says: str) -> None:
     code = f"import {name} as M; print(M.SCANNER, M.{entry}.__module__)"
     env = {**os.environ, "ARENA_ENGINE": "pure"}
@@ -48,3 +48,14 @@ def test_arena_engine_pure_runs_the_source(name: str, entry: str, says: str) -> 
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert out.stdout.split() == [says, name], out.stderr
+
+
+@pytest.mark.parametrize(("name", "entry", "says"), ENTRIES)
+def test_the_build_is_used_when_there_is_one(name: str, entry: str, says: str) -> None:
+    module = importlib.import_module(name)
+    built = module._compiled_twin()
+    runs = getattr(module, entry).__module__
+    if built is None:
+        assert (module.SCANNER, runs) == (says, name)
+    else:
+        assert (module.SCANNER, runs) == ("compiled", built.__name__)

@@ -24,7 +24,6 @@ from arena_tui.run.sources import open_days
 from tests import build
 from tests.test_warm_replay import SEASON, logs, write_log
 
-ROOT = Path(__file__).resolve().parents[1]
 TWIN = dayscan._compiled_twin()
 
 
@@ -164,12 +163,3 @@ def test_a_scan_holds_books_and_contexts_gathers_prints_and_passes_ticks(
             assert scan.take_held() == [0, 6]  # the mid's book, then the one-sided one
     finally:
         day.close()
-
-
-def test_the_build_is_used_when_there_is_one() -> None:
-    if TWIN is None:
-        assert dayscan.SCANNER == "python"
-        assert dayscan.Scanner is dayscan.DayScan
-        return
-    assert dayscan.SCANNER == "compiled"  # (when it is not: tests/test_compiled_twins.py)
-    assert dayscan.Scanner is TWIN.DayScan

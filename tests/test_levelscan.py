@@ -308,16 +308,3 @@ def test_check_line_refuses_what_it_refused(levels: bytes) -> None:
     with mock.patch.object(logcheck, "fast_form", return_value=False):  # the decode alone
         before = judged(raw)
     assert now == before
-
-
-# ---- which reads: the build only when it is of this source -----------------------------------
-
-
-def test_the_build_is_used_when_there_is_one() -> None:
-    built = twin()
-    if built is None:
-        assert levelscan.SCANNER == "expressions"
-        assert levelscan.levels_e8 is levelscan.match_levels
-        return
-    assert levelscan.SCANNER == "compiled"  # (when it is not: tests/test_compiled_twins.py)
-    assert levelscan.levels_e8 is built.scan_levels

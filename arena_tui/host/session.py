@@ -38,7 +38,7 @@ from arena_tui.host.metrics import Dials, now_s
 from arena_tui.host.prefix import Behind
 from arena_tui.host.store import ScoreStore
 from arena_tui.host.views import Views
-from arena_tui.logs.logfile import LogError, LogReader, first_line
+from arena_tui.logs.logfile import TICK_LINE, LogError, LogReader, first_line
 from arena_tui.logs.writer import LogWriter
 from arena_tui.util.human import Progress
 from engine import Engine, Line, MalformedInput, Season
@@ -117,7 +117,7 @@ def stamp(item: Item, last_t: int | None, clock: Callable[[], int]) -> tuple[byt
         return raw, _LINE.decode(raw)
     if isinstance(item, _Tick):
         t = max(item.t, last)
-        return b'{"t":%d,"arena":{"type":"tick"}}' % t, tick(t)
+        return TICK_LINE % t, tick(t)
     assert isinstance(item, tuple)
     t0, body, line = item
     t = max(t0, last)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 LOG_VERSION = 1
 CHUNK = 1 << 20
+# a tick as the host and the live feed write it (a day cache's scan knows this form: run.dayscan)
+TICK_LINE = b'{"t":%d,"arena":{"type":"tick"}}'
 
 _LINE = msgspec.json.Decoder(Line)
 _HEADER = msgspec.json.Decoder(Header)

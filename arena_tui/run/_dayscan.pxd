@@ -36,5 +36,5 @@ cdef class DayScan:
     @cython.locals(r=Py_ssize_t)
     cdef bint _two_sided(self, Py_ssize_t i)
 
-    @cython.locals(at=Py_ssize_t, end=Py_ssize_t, tail=Py_ssize_t, k=Py_ssize_t)
+    @cython.locals(at=Py_ssize_t, end=Py_ssize_t, head=Py_ssize_t, tail=Py_ssize_t, k=Py_ssize_t)
     cdef bint _is_tick(self, Py_ssize_t i)

@@ -33,13 +33,13 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from arena_tui.logs.logfile import TICK_LINE
 from arena_tui.util.twins import compiled_twin
 
 # the day cache's kinds (logs.dayformat), said again: a compiled module reads them as C
 _BOOK, _TRADES, _CTX, _OTHER = 0, 1, 2, 4
-# a tick as written by the recorder and the host: b'{"t":' digits b',"arena":{"type":"tick"}}'
-_TICK_HEAD = b'{"t":'
-_TICK_TAIL = b',"arena":{"type":"tick"}}'
+# a tick as the host and the live feed write it: head, the digits of t, tail
+_TICK_HEAD, _TICK_TAIL = TICK_LINE.split(b"%d")
 
 
 class DayScan:
@@ -170,19 +170,19 @@ class DayScan:
         return self.nlev[2 * r] != 0 and self.nlev[2 * r + 1] != 0
 
     def _is_tick(self, i: int) -> bool:
-        """Line ``i`` is a tick in the form the recorder and the host write (any other
+        """Line ``i`` is a tick in the form the host and the live feed write (any other
         form of one is decoded and applied by the source)."""
         at, end = self.off[i], self.off[i + 1] - 1
-        if end - at < 31 or self.blob[end] != 10:  # (31: the head, one digit, the tail)
+        head, tail = len(_TICK_HEAD), end - len(_TICK_TAIL)
+        if tail - at <= head or self.blob[end] != 10:  # (at least one digit)
             return False
-        for k in range(5):
+        for k in range(head):
             if self.blob[at + k] != _TICK_HEAD[k]:
                 return False
-        tail = end - 25
-        for k in range(25):
+        for k in range(len(_TICK_TAIL)):
             if self.blob[tail + k] != _TICK_TAIL[k]:
                 return False
-        for k in range(at + 5, tail):  # noqa: SIM110 - a loop, not all(): compiled, it is C
+        for k in range(at + head, tail):  # noqa: SIM110 - a loop, not all(): compiled, it is C
             if not 48 <= self.blob[k] <= 57:
                 return False
         return True

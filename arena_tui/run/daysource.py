@@ -83,9 +83,9 @@ class DaySource:
     applied, in log order, before the next applied input (or a day's end). Market data of
     other coins is skipped on the same terms (the engine ignores it). So the engine makes
     exactly the calls of the cold pass that change what anyone reads, and every line still
-    goes into the run log in order:
-    handed over by the source as runs of the cache's bytes, applied lines too, just before
-    a strategy's input is written after them (``_hand_over``). The cache's lines were
+    goes into the run log in order: handed over by the source as runs of the cache's
+    bytes, applied lines too, just before a strategy's input is written after them
+    (``_hand_over``). The cache's lines were
     checked in full when it was built (``logs.daycache``), and the lines it applies are
     built from its columns (``logs.dayinputs``), never decoded, except arena inputs."""
 
@@ -201,14 +201,13 @@ class DaySource:
                 )
                 quietly = _quiet_prints(engine, day, states)
                 times, kinds, coins, make = day.t, day.kind, day.coin, day.inputs.make
-                blob, offsets = day.blob, day.offsets
                 i, size = 0, day.n
                 while i < size:
                     stop = min(size, i + SPAN)
-                    j = scan.scan(i, stop, min(limit, _ALL), _ALL)
+                    j = scan.scan(i, stop, limit, _ALL)
                     if scan.r_hi > scan.r_lo and (r := quietly(scan.r_lo, scan.r_hi)) < scan.r_hi:
                         scan.rewind()  # the engine stopped at message r: it is applied here
-                        j = scan.scan(i, stop, min(limit, _ALL), r)
+                        j = scan.scan(i, stop, limit, r)
                     if j > i:  # passed over (in the run log once the next line is: _upto)
                         if progress is not None and (n + j - i) & ~every != n & ~every:
                             progress.update(n + j - i, times[j - 1])
@@ -226,7 +225,7 @@ class DaySource:
                             t >= limit or not _inert(kind, coins[j], states, trade_hooks)
                         ):
                             _catch_up(engine, day, scan.take_held())
-                        self.raw = bytes(blob[offsets[j] : offsets[j + 1] - 1])
+                        self.raw = day.raw(j)
                         self._i = self._upto = j  # (the loop's writer marks this line in too)
                         yield line  # the loop applied it, and what was queued first
                     last_t = t
@@ -236,7 +235,7 @@ class DaySource:
                     if engine.over:
                         return
                     if hold and hooks.live:
-                        limit = engine.next_due
+                        limit = min(engine.next_due, _ALL)  # (the scan's is 64 bits)
                         if queue and queue[0][0] < limit:
                             limit = queue[0][0] + 1
                 if scan.nheld:

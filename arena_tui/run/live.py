@@ -38,7 +38,7 @@ import msgspec
 
 from arena_tui.logs.daylog import DayLog
 from arena_tui.logs.logcheck import check_line
-from arena_tui.logs.logfile import BadLine, decode_line
+from arena_tui.logs.logfile import TICK_LINE, BadLine, decode_line
 from arena_tui.record.feed import Backoff, FeedConfig, run_feed, wall_ms
 from arena_tui.record.recorder import Event, Recorder
 from arena_tui.run.parts import BacktestError
@@ -112,7 +112,7 @@ class Stamper:
     def _ticks_to(self, t: int, out: Out) -> Out:
         while self.next_tick <= t:
             at = self.next_tick
-            out.append((b'{"t":%d,"arena":{"type":"tick"}}' % at, tick(at)))
+            out.append((TICK_LINE % at, tick(at)))
             self.last_t = at
             self.next_tick = at + self.tick_ms
             self.ticks_written += 1

@@ -27,7 +27,7 @@ from engine._loader import ENGINE, running_compiled
 from engine.book import BookLevels
 from engine.core import Engine
 from engine.events import Reason
-from engine.fills import decode_levels
+from engine.fills import PrintColumns, decode_levels
 from engine.inputs import Header, Line, MalformedInput
 from engine.orders import format_cloid, parse_cloid
 from engine.scoring import Standing, ranking
@@ -51,6 +51,7 @@ __all__ = [
     "MalformedInput",
     "Market",
     "OpenOrder",
+    "PrintColumns",
     "Reason",
     "Rules",
     "Season",

@@ -33,12 +33,11 @@ cdef class Engine:
 
     cdef bint _print(self, AssetState a, t, px, sz, time, tid) except -1
 
-    # the columns as typed views: a print read is a C load
+    # the columns as typed views (fills.PrintColumns, taken once a day): a print read is
+    # a C load, a call converts nothing
     @cython.locals(first=Py_ssize_t, end=Py_ssize_t, stop=Py_ssize_t, at=cython.longlong)
     cpdef Py_ssize_t apply_quiet_prints(
-        self, list states, const long long[:] starts, Py_ssize_t lo, Py_ssize_t hi,
-        const long long[:] t, const short[:] coin, const long long[:] time,
-        const long long[:] tid, const long long[:] px, const long long[:] sz
+        self, fills.PrintColumns cols, Py_ssize_t lo, Py_ssize_t hi
     ) except -1
 
     @cython.locals(a=AssetState)

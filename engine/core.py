@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from engine import events as ev
@@ -45,8 +44,8 @@ class Engine:
     """Season 0 engine. Feed it log lines in order; read the events it returns."""
 
     def __init__(self, season: Season, *, record_prints: bool = False) -> None:
-        """``record_prints``: keep the prints each input applied (``applied_prints``) for a
-        shell whose strategies read them."""
+        """``record_prints``: keep the prints each trades message ``apply`` applied
+        (``applied_prints``, read after it) for a shell whose strategies read them."""
         check_season(season)
         self.season = season
         self.rules = season.rules
@@ -96,6 +95,8 @@ class Engine:
                 self._arena(line.arena, t)
         elif hl is not None:
             self._check_market(hl)
+            if self.record_prints:
+                self.applied_prints = []  # (after the end a trades message applies nothing)
         elif isinstance(line.arena, Order | Cancel):
             self._after_end(line.arena, t)
         out = self._out
@@ -120,35 +121,21 @@ class Engine:
         else:
             raise ValueError("only a book or an asset context can be held")
 
-    def apply_quiet_prints(
-        self,
-        states: Sequence[AssetState | None],
-        starts: Sequence[int],
-        lo: int,
-        hi: int,
-        t: Sequence[int],
-        coin: Sequence[int],
-        time: Sequence[int],
-        tid: Sequence[int],
-        px: Sequence[int],
-        sz: Sequence[int],
-    ) -> int:
-        """Apply trades messages ``lo`` to ``hi`` given as integers while each is *quiet*;
-        return the first one not applied (``hi``: all were).
+    def apply_quiet_prints(self, cols: fills.PrintColumns, lo: int, hi: int) -> int:
+        """Apply trades messages ``lo`` to ``hi`` of ``cols`` (a day's prints as integers)
+        while each is *quiet*; return the first one not applied (``hi``: all were).
 
-        Message ``r`` is prints ``starts[r]`` to ``starts[r + 1]`` of the columns: each
-        print's input time ``t`` (its message's), coin (an index into ``states``: its
-        market's state, or None for a coin the season does not trade), exchange time, tid,
-        price and size e8, checked before (a day cache's columns: buffers of int64, the coin
-        int16). A message is quiet when it has a print, no timed event falls due at its
-        time and none of its prints goes through a resting order: applying it then only
-        moves the coins' last prints and makes no event. The first message that is not (or
-        any, for an engine recording prints, over, or holding events an input that failed
-        made) is not applied: the shell applies it itself (``apply``), and offers the rest
-        again after it.
+        A message is quiet when it has a print, no timed event falls due at its time and
+        none of its prints goes through a resting order: applying it then only moves the
+        coins' last prints and makes no event. The first message that is not (or any, for
+        an engine over, or holding events an input that failed made) is not applied: the
+        shell applies it itself (``apply``), and offers the rest again after it. An engine
+        recording prints applies nothing unless ``cols.new`` is there to say which prints
+        of the messages applied were applied (what ``applied_prints`` would have held).
         """
-        if self.record_prints or self.over or self._out:
+        if (self.record_prints and cols.new is None) or self.over or self._out:
             return lo
+        starts, t = cols.starts, cols.t
         now, due = self.t, self._next_due
         stop = lo
         while stop < hi:
@@ -158,13 +145,21 @@ class Engine:
             at = t[first]
             if at >= due or at < now:
                 break
-            if not fills.prints_fill_nothing(states, coin, time, px, first, end):
+            if not fills.prints_fill_nothing(
+                cols.states, cols.coin, cols.time, cols.px, first, end
+            ):
                 break
             now = at
             stop += 1
         if stop > lo:
             self.t = now
-            fills.last_prints(states, coin, time, tid, px, starts[lo], starts[stop])
+            first, end = starts[lo], starts[stop]
+            if cols.new is None:
+                fills.last_prints(cols.states, cols.coin, cols.time, cols.tid, cols.px, first, end)
+            else:
+                fills.new_prints(
+                    cols.states, cols.coin, cols.time, cols.tid, cols.px, first, end, cols.new
+                )
         return stop
 
     def emit(self, event: ev.AnyEvent) -> None:

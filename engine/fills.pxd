@@ -27,9 +27,22 @@ cpdef on_print(eng, AssetState a, t, px, sz, time, tid)
 cpdef bint fresh(AssetState a, time, tid) except -1
 
 
+cdef class PrintColumns:
+    cdef readonly list states
+    cdef readonly const long long[:] starts, t, time, tid, px, sz
+    cdef readonly const short[:] coin
+    cdef readonly unsigned char[:] new
+
+
 @cython.locals(k=Py_ssize_t, a=AssetState)
 cpdef bint prints_fill_nothing(list states, const short[:] coin, const long long[:] time,
                               const long long[:] px, Py_ssize_t first, Py_ssize_t end) except -1
+
+# print by print, each print's outcome written to ``new``
+@cython.locals(k=Py_ssize_t, a=AssetState)
+cpdef new_prints(list states, const short[:] coin, const long long[:] time,
+                 const long long[:] tid, const long long[:] px, Py_ssize_t first,
+                 Py_ssize_t end, unsigned char[:] new)
 
 # per coin, C arrays: only the prints at a coin's latest time become Python integers
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t, c=Py_ssize_t, a=AssetState, tids=set, seen=list,

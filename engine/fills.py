@@ -10,7 +10,7 @@ May not touch: order admission (``engine.orders``), files, clocks, floats.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 
 from engine import book as levels_of
 from engine import events as ev
@@ -193,6 +193,41 @@ def fresh(a: AssetState, time: int, tid: int) -> bool:
     return True
 
 
+class PrintColumns:
+    """A day's prints as columns, for ``Engine.apply_quiet_prints`` (taken once, read by
+    each call): trades message ``r`` is prints ``starts[r]`` to ``starts[r + 1]``; each
+    print's input time ``t`` (its message's), coin (an index into ``states``: its market's
+    state, or None for a coin the season does not trade), exchange time, tid, price and
+    size e8, checked before (a day cache's columns: buffers of int64, the coin int16).
+    ``new``, one writable byte a print, for an engine recording prints: each print of a
+    message applied is set to 1 if it was applied (new by the duplicate-print rule) and 0
+    if not."""
+
+    __slots__ = ("coin", "new", "px", "starts", "states", "sz", "t", "tid", "time")
+
+    def __init__(
+        self,
+        states: Sequence[AssetState | None],
+        starts: Sequence[int],
+        t: Sequence[int],
+        coin: Sequence[int],
+        time: Sequence[int],
+        tid: Sequence[int],
+        px: Sequence[int],
+        sz: Sequence[int],
+        new: MutableSequence[int] | None = None,
+    ) -> None:
+        self.states = list(states)
+        self.starts = starts
+        self.t = t
+        self.coin = coin
+        self.time = time
+        self.tid = tid
+        self.px = px
+        self.sz = sz
+        self.new = new
+
+
 def prints_fill_nothing(
     states: Sequence[AssetState | None],
     coin: Sequence[int],
@@ -207,6 +242,28 @@ def prints_fill_nothing(
         if a is not None and a.resting and not fills_nothing(a, px[k], time[k]):
             return False
     return True
+
+
+def new_prints(
+    states: Sequence[AssetState | None],
+    coin: Sequence[int],
+    time: Sequence[int],
+    tid: Sequence[int],
+    px: Sequence[int],
+    first: int,
+    end: int,
+    new: MutableSequence[int],
+) -> None:
+    """Prints ``first`` to ``end`` applied in order, none filling anything, print by
+    print (``fresh``): ``new[k]`` is set to 1 for each one applied, 0 for a resent one or
+    a coin the season does not trade."""
+    for k in range(first, end):
+        a = states[coin[k]]
+        if a is not None and fresh(a, time[k], tid[k]):
+            a.trade_px = px[k]
+            new[k] = 1
+        else:
+            new[k] = 0
 
 
 def last_prints(

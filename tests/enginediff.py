@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 import engine
-from engine import Engine, Line, Season
+from engine import Engine, Line, PrintColumns, Season
 from engine.inputs import Trades
 from engine.units import parse_e8
 
@@ -144,16 +144,33 @@ def _columns(lines: list[Line]) -> tuple[Any, ...] | None:
     return names, starts, *cols
 
 
-def quietly(eng: Engine, lines: list[Line]) -> int:
+def quietly(eng: Engine, lines: list[Line], new: bytearray | None = None) -> int:
     """Offer trades messages to ``Engine.apply_quiet_prints`` as a day cache's columns
     would give them: how many it applied (the first ones); 0 when they are not what a day
-    cache could hold."""
+    cache could hold. ``new`` (one byte a print of ``lines``): the flags it writes."""
     got = _columns(lines)
     if got is None:
         return 0
     names, starts, *cols = got
     states = [eng.coin_state(c) for c in names]
-    return int(eng.apply_quiet_prints(states, starts, 0, len(lines), *cols))
+    t, coin, time, tid, px, sz = cols
+    columns = PrintColumns(states, starts, t, coin, time, tid, px, sz, new)
+    return int(eng.apply_quiet_prints(columns, 0, len(lines)))
+
+
+def quietly_recorded(eng: Engine, lines: list[Line]) -> list[Any]:
+    """``quietly`` for an engine recording prints: per message applied, what ``run_case``
+    gives for one (no event, then the prints it applied), read from the flags."""
+    messages = [line.hl.data for line in lines if isinstance(line.hl, Trades)]
+    new = bytearray(sum(len(prints) for prints in messages))
+    done = quietly(eng, lines, new)
+    out: list[Any] = []
+    k = 0
+    for prints in messages[:done]:
+        applied = [p for i, p in enumerate(prints) if new[k + i]]
+        k += len(prints)
+        out += [[], msgspec.to_builtins(applied)]
+    return out
 
 
 def _offered(item: Line | str) -> bool:
@@ -184,8 +201,14 @@ def run_case(
             run = 0
             while k + run < len(items) and _offered(items[k + run]):
                 run += 1
-            done = quietly(eng, items[k : k + run]) if run else 0  # type: ignore[arg-type]
-            out += [[]] * done
+            offered: list[Line] = items[k : k + run]  # type: ignore[assignment]
+            if record_prints:
+                got = quietly_recorded(eng, offered) if run else []
+                done = len(got) // 2
+                out += got
+            else:
+                done = quietly(eng, offered) if run else 0
+                out += [[]] * done
             k += done
             if done and k == len(items):
                 break
@@ -203,8 +226,9 @@ def run_case(
             out.append(f"{type(exc).__name__}: {exc}")
             continue
         out.append(msgspec.to_builtins(events))
-        if record_prints:
-            out.append(msgspec.to_builtins(eng.applied_prints))
+        if record_prints:  # (read after a trades message: what it applied)
+            applied = eng.applied_prints if isinstance(line.hl, Trades) else []
+            out.append(msgspec.to_builtins(applied))
     out.append(state(eng))
     return msgspec.json.encode(out)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,12 +23,15 @@ from tests import build, enginediff
 from tests.test_engines_agree import SEASON, SEASON_JSON, rows
 
 
+@pytest.mark.parametrize("recorded", [False, True], ids=["plain", "recording prints"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows())
-def test_quiet_prints_leave_what_apply_leaves(log: list[dict[str, Any]]) -> None:
+def test_quiet_prints_leave_what_apply_leaves(recorded: bool, log: list[dict[str, Any]]) -> None:
+    # recording prints: each message applied quietly says, in the flags, which of its
+    # prints were applied: the same as ``applied_prints`` after ``apply``
     lines = [msgspec.json.encode(row) for row in log]
-    assert enginediff.run_case(SEASON_JSON, lines, quiet=True) == enginediff.run_case(
-        SEASON_JSON, lines
+    assert enginediff.run_case(SEASON_JSON, lines, recorded, quiet=True) == enginediff.run_case(
+        SEASON_JSON, lines, recorded
     )
 
 
@@ -57,6 +61,30 @@ def test_a_print_through_a_resting_order_is_not_quiet() -> None:
     assert enginediff.quietly(eng, due) == 0  # a minute mark falls due first
 
 
+def test_a_recording_engine_says_which_prints_it_applied_and_none_after_the_end() -> None:
+    eng = Engine(build.season(end=build.T0 + build.HOUR), record_prints=True)
+    t = build.T0 + 1_000
+    eng.apply(build.lines([build.register(build.T0, "a")])[0])
+    first = build.lines(
+        [build.trades(t, ("BTC", "100.00", "1.0", t, 1), ("ETH", "9.0", "2", t, 1))]
+    )
+    again = build.lines(
+        [build.trades(t + 1, ("BTC", "100.00", "1.0", t, 1), ("BTC", "99", "1", t, 2))]
+    )
+    assert enginediff.quietly(eng, first) == 0  # recording, no flags: nothing applied
+    new = bytearray(4)
+    assert enginediff.quietly(eng, [*first, *again], new) == 2
+    assert list(new) == [1, 1, 0, 1]  # the resent BTC print (tid 1 at t) was not applied
+    assert eng.coin_state("BTC").trade_px == 99 * build.E8  # type: ignore[union-attr]
+    eng.apply(build.lines([build.trades(t + 2, ("BTC", "101", "1", t + 2, 3))])[0])
+    assert [p.px for p in eng.applied_prints] == ["101"]
+    end = build.T0 + build.HOUR
+    late = build.lines([build.trades(end, ("BTC", "102", "1", end, 4))])[0]
+    assert any(type(e).__name__ == "SeasonOver" for e in eng.apply(late))
+    # the season ended first: that message applied no print (not the last one's, again)
+    assert eng.applied_prints == []
+
+
 PRINT = st.tuples(
     st.sampled_from(["BTC", "BTC", "SOL", "DOGE"]),
     st.sampled_from(["99.50", "100.00", "100.25", "101.00"]),
@@ -70,8 +98,11 @@ PRINT = st.tuples(
     st.lists(st.tuples(st.integers(0, 2), st.lists(PRINT, max_size=4)), max_size=14),
     st.lists(st.integers(0, 3), max_size=14),
 )
+@pytest.mark.parametrize("recorded", [False, True], ids=["plain", "recording prints"])
 def test_runs_of_prints_leave_what_they_leave_one_by_one(
-    messages: list[tuple[int, list[tuple[str, str, int, int]]]], applied: list[int]
+    recorded: bool,
+    messages: list[tuple[int, list[tuple[str, str, int, int]]]],
+    applied: list[int],
 ) -> None:
     # The run rule (a coin's prints at their latest time decide its last print) against
     # the print-by-print rule, on prints crowded into few times and tids: many resent,
@@ -86,6 +117,6 @@ def test_runs_of_prints_leave_what_they_leave_one_by_one(
             applied.pop(0)
             rows.append(build.book(t, "BTC", bids=[("99.00", "1.0")], asks=[("101.00", "1.0")]))
     lines = [msgspec.json.encode(row) for row in rows]
-    assert enginediff.run_case(SEASON_JSON, lines, quiet=True) == enginediff.run_case(
-        SEASON_JSON, lines
+    assert enginediff.run_case(SEASON_JSON, lines, recorded, quiet=True) == enginediff.run_case(
+        SEASON_JSON, lines, recorded
     )

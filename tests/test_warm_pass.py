@@ -20,6 +20,7 @@ import pytest
 
 from arena_tui.logs import daycache
 from arena_tui.logs.daykeep import keep_day
+from arena_tui.report.collector import Collector
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.fields import StrategyError
@@ -127,6 +128,32 @@ class Minutely(Strategy):
             ctx.order(ctx.asset_of(coin), is_buy, ctx.grid_e8(coin, near, is_buy), sz, False, GTC)
 
 
+class Reader(Strategy):
+    """Hooks books, not prints: every few books it reads its coin's recent prints (the
+    views the warm pass fills from the runs of prints it applies at once) and quotes at
+    the touch, so prints fill its resting orders."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, str, int, list[tuple[int, int, int, int, bool]]]] = []
+
+    def on_book(self, ctx: Context, book: Book) -> None:
+        if ctx.rng.randrange(7):
+            return
+        prints = ctx.market(book.coin).prints
+        last = [(p.t, p.time, p.tid, p.px_e8, p.is_buy) for p in list(prints)[-3:]]
+        self.seen.append((ctx.t, book.coin, len(prints), last))
+        bid, ask = book.best_bid_e8, book.best_ask_e8
+        if bid is None or ask is None or ctx.open_slots < 2:
+            return
+        if ctx.orders_on(book.coin) and ctx.rng.randrange(2):
+            ctx.cancel_all(book.coin)
+            return
+        is_buy = ctx.rng.random() < 0.5
+        sz = ctx.sz_e8(book.coin, "0.01") if book.coin == "BTC" else ctx.sz_e8(book.coin, "0.2")
+        px = ctx.grid_e8(book.coin, bid if is_buy else ask, is_buy)
+        ctx.order(ctx.asset_of(book.coin), is_buy, px, sz, False, GTC)
+
+
 @pytest.fixture(scope="module")
 def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("warm") / "day.jsonl.gz"
@@ -139,6 +166,8 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def entrants(kind: str) -> list[Entrant]:
     if kind == "minutely":
         return [Entrant("minutely", Minutely(), HERE)]
+    if kind == "reader":
+        return [Entrant("reader", Reader(), HERE), Entrant("minutely", Minutely(), HERE)]
     if kind == "jumpy":
         return [Entrant("jumpy", Jumpy(), HERE), Entrant("events", JumpyEvents(), HERE)]
     return [Entrant("watcher", Watcher(), HERE), Entrant("jumpy", Jumpy(), HERE)]
@@ -150,9 +179,12 @@ def run_once(
     tmp.mkdir(parents=True, exist_ok=True)
     es = entrants(kind)
     config = RunConfig(latency_ms=latency, seed=3, run_log="thin" if thin else "full", cache=cache)
-    bt = Backtest(config, season, es, run_dir=tmp, exit_value=exit_value)
+    collector = Collector()  # the report's run data: its minutes' prints too
+    bt = Backtest(config, season, es, run_dir=tmp, exit_value=exit_value, subscribers=[collector])
     result = bt.run([str(day)])
-    seen = [getattr(e.strategy, "seen", None) for e in es]
+    data = collector.data()
+    seen: list[Any] = [msgspec.to_builtins(data.prices), sorted(collector.print_rows.items())]
+    seen += [getattr(e.strategy, "seen", None) for e in es]
     seen += [getattr(e.strategy, "ctxs", None) for e in es]
     seen += [getattr(e.strategy, "books", None) for e in es]
     return result, (tmp / "run.jsonl").read_bytes(), seen
@@ -181,6 +213,8 @@ def summary(result: BacktestResult) -> dict[str, Any]:
         ("watcher", True, 40, None),
         ("minutely", True, 0, None),
         ("minutely", False, 1500, ("ETH", "SOL")),
+        ("reader", True, 0, None),
+        ("reader", False, 300, ("BTC", "ETH")),
     ],
 )
 def test_a_warm_backtest_is_the_cold_one_to_the_byte(

@@ -80,13 +80,17 @@ class Inputs:
         return Line(t, Book(BookData(self.coins[coin], self.b_time[r], Raw(self.levels(r)))))
 
     def trades(self, r: int, t: int) -> Line:
-        """Trades message ``r``: its prints from a block of prints made Python objects
-        at once (the pass reads them in order; one block is kept at a time)."""
+        """Trades message ``r``."""
+        return Line(t, Trades(self.prints(r)))
+
+    def prints(self, r: int) -> list[Trade]:
+        """Trades message ``r``'s prints, from a block of prints made Python objects at
+        once (the pass reads them in order; one block is kept at a time)."""
         start, end = self.tr_start[r], self.tr_start[r + 1]
         first = self._first
         if not first <= start or end > first + len(self._prints):
             first = self._block(start, end)
-        return Line(t, Trades(self._prints[start - first : end - first]))
+        return self._prints[start - first : end - first]
 
     def _block(self, start: int, end: int) -> int:
         """Prints ``start`` to at least ``end`` (and to ``PRINTS_BLOCK`` after ``start``)

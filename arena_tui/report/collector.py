@@ -41,6 +41,7 @@ from arena_tui.util.introws import Mapped, opt
 from engine import Engine, Line
 from engine import events as ev
 from engine.inputs import Order
+from engine.inputs import Trade as RawTrade
 from engine.inputs import Trades as TradesMsg
 from engine.units import MINUTE_MS, parse_e8, tdiv
 
@@ -110,12 +111,13 @@ class Collector:
     def observe(self, line: Line, raw: bytes, out: list[ev.AnyEvent]) -> None:
         hl = line.hl
         if hl is not None and type(hl) is TradesMsg:
-            self._prints(line.t)
+            self.prints_applied(self.engine.applied_prints, line.t)
         if out:
             self._events(line, raw, out)
 
-    def _prints(self, t: int) -> None:
-        applied = self.engine.applied_prints
+    def prints_applied(self, applied: list[RawTrade], t: int) -> None:
+        """The prints a trades message applied at ``t``: each coin's high, low, last and
+        count for the minute (``run.stream.TakesPrints``, and from ``observe``)."""
         if not applied:
             return
         minute = t - t % MINUTE_MS

@@ -42,7 +42,15 @@ from arena_tui.run.parts import (
 )
 from arena_tui.run.runlogs import open_run_log
 from arena_tui.run.sources import Live, Source, recorded
-from arena_tui.run.stream import Gate, Subscriber, bind_all, event_ears, gate_of, said_ears
+from arena_tui.run.stream import (
+    Gate,
+    Subscriber,
+    bind_all,
+    event_ears,
+    gate_of,
+    prints_ears,
+    said_ears,
+)
 from engine import Engine, Line, MalformedInput, Season
 from engine import events as ev
 from engine.inputs import AssetCtx
@@ -97,7 +105,15 @@ class Backtest:
         self.guard.echo = echo
         self.guard.on_said = said_ears(subscribers)
         ears = event_ears(on_event, subscribers)
-        self.hooks = Dispatch(engine, self.entrants, self.markets, self.guard, ears, exit_value)
+        self.hooks = Dispatch(
+            engine,
+            self.entrants,
+            self.markets,
+            self.guard,
+            ears,
+            exit_value,
+            heard_prints=prints_ears(subscribers),
+        )
         self.hooks.contexts(self._send, config.seed, config.latency_ms)
         self.log = open_run_log(
             season, run_dir, generator, config.logs, names, feed=feed, full=config.full_log

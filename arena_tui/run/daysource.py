@@ -21,8 +21,9 @@ from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.logfile import LogError
 from arena_tui.run.dayscan import Scanner
 from arena_tui.run.parts import NotStarted, Status
-from engine import AssetState, Engine, Line
+from engine import AssetState, Engine, Line, PrintColumns
 from engine.inputs import Tick
+from engine.inputs import Trade as RawTrade
 
 if TYPE_CHECKING:
     from arena_tui.logs.runlog import RunLog
@@ -50,6 +51,16 @@ class Hooked(Protocol):
     @property
     def live(self) -> bool: ...
 
+    @property
+    def heard_prints(self) -> Callable[[list[RawTrade], int], None] | None:
+        """The subscribers' ``prints_applied``: None when one must observe every trades
+        message (``run.stream.prints_ears``)."""
+        ...
+
+    def passed_prints(self, applied: list[RawTrade], t: int) -> None:
+        """A trades message applied in a run: the prints it applied, at ``t``."""
+        ...
+
 
 class _Unhooked:
     """No strategy (a replay): nobody hooks anything, and lines may be held from the
@@ -59,6 +70,10 @@ class _Unhooked:
     ctx_hooks: Sequence[object] = ()
     trade_hooks: Sequence[object] = ()
     live = True
+    heard_prints = None
+
+    def passed_prints(self, applied: list[RawTrade], t: int) -> None:
+        """Not called: a replay's engine keeps no prints."""
 
 
 UNHOOKED: Hooked = _Unhooked()
@@ -73,15 +88,17 @@ class DaySource:
     and (a book) its coin has no order waiting to activate (a coin with no context mark
     takes its mark from its last two-sided book: that one is held too, beside the one-sided
     ones after it: ``DayScan._holds_book``). On the same terms, trades messages nobody
-    hooks are, for an engine that keeps no prints for market views (a replay's), handed
-    over as integers from the columns, a run of them at once (``Engine.apply_quiet_prints``):
-    those before the first whose prints go through a resting order are applied there and
-    then, making no event and reading nothing held, and never reach the runner's loop;
-    otherwise prints of a coin with no order resting on it, nobody hooking prints, are
-    yielded without first applying what is held (they read none of it). A tick (time
-    alone) is passed over. Held inputs of one coin and kind replace each other; all are
-    applied, in log order, before the next applied input (or a day's end). Market data of
-    other coins is skipped on the same terms (the engine ignores it). So the engine makes
+    hooks are handed over as integers from the columns, a run of them at once
+    (``Engine.apply_quiet_prints``): those before the first whose prints go through a
+    resting order are applied there and then, making no event and reading nothing held,
+    and never reach the runner's loop. An engine keeping prints (a backtest's) says which
+    prints of each it applied, and they go to the market views and the subscribers
+    (``Hooked.passed_prints``); if a subscriber must observe every line, none is handed
+    over so. Otherwise prints of a coin with no order resting on it, nobody hooking
+    prints, are yielded without first applying what is held (they read none of it). A tick
+    (time alone) is passed over. Held inputs of one coin and kind replace each other; all
+    are applied, in log order, before the next applied input (or a day's end). Market data
+    of other coins is skipped on the same terms (the engine ignores it). So the engine makes
     exactly the calls of the cold pass that change what anyone reads, and every line still
     goes into the run log in order: handed over by the source as runs of the cache's
     bytes, applied lines too, just before a strategy's input is written after them
@@ -178,9 +195,13 @@ class DaySource:
             log.pending = self._hand_over
         hooks = self.hooks
         trade_hooks = bool(hooks.trade_hooks)
-        # an engine keeping each message's prints for the strategies' market views (a
-        # backtest's) is handed every message: they are built from the applied prints
-        quiet = not trade_hooks and not engine.record_prints
+        # an engine keeping each message's prints (a backtest's, for the strategies' market
+        # views and the subscribers) applies runs of them only when every subscriber takes
+        # the prints without the line (``run.stream.TakesPrints``): each is then told them
+        passed = None
+        if engine.record_prints and hooks.heard_prints is not None:
+            passed = hooks.passed_prints
+        quiet = not trade_hooks and (passed is not None or not engine.record_prints)
         progress, every = self.progress, self.every
         queue, hold = self.queue, self.hold
         # lines before ``limit`` may be held: the next timed event, the first queued input
@@ -199,7 +220,7 @@ class DaySource:
                 scan = Scanner(
                     day.cols, day.blob, states, not hooks.book_hooks, not hooks.ctx_hooks, quiet
                 )
-                quietly = _quiet_prints(engine, day, states)
+                quietly = _quiet_prints(engine, day, states, passed)
                 times, kinds, coins, make = day.t, day.kind, day.coin, day.inputs.make
                 i, size = 0, day.n
                 while i < size:
@@ -257,13 +278,37 @@ def check_follows(day: CachedDay, last_t: int | None) -> None:
         raise LogError(day.path, 2, f"t {day.t[0]} is lower than the line before ({last_t})")
 
 
-def _quiet_prints(engine: Engine, day: CachedDay, states: list[AssetState | None]) -> Quietly:
+def _quiet_prints(
+    engine: Engine,
+    day: CachedDay,
+    states: list[AssetState | None],
+    passed: Callable[[list[RawTrade], int], None] | None,
+) -> Quietly:
     """``Engine.apply_quiet_prints`` over ``day``'s trades messages: (lo, hi) -> the first
-    one it did not apply."""
+    one it did not apply. ``passed`` (an engine recording prints): called with each
+    applied message's applied prints and time, in order (none applied: not called)."""
     c = day.cols
-    cols = (c["p_t"], c["p_coin"], c["p_time"], c["p_tid"], c["p_px"], c["p_sz"])
-    apply, starts = engine.apply_quiet_prints, c["tr_start"]
-    return lambda lo, hi: apply(states, starts, lo, hi, *cols)
+    times, starts = c["p_t"], c["tr_start"]
+    # per print, when prints are kept: the engine says whether it applied it
+    new = None if passed is None else bytearray(len(times))
+    cols = PrintColumns(
+        states, starts, times, c["p_coin"], c["p_time"], c["p_tid"], c["p_px"], c["p_sz"], new
+    )
+    apply = engine.apply_quiet_prints
+    if passed is None or new is None:
+        return lambda lo, hi: apply(cols, lo, hi)
+    prints_of = day.inputs.prints
+
+    def quietly(lo: int, hi: int) -> int:
+        stop = apply(cols, lo, hi)
+        for r in range(lo, stop):
+            first = starts[r]
+            applied = [p for k, p in enumerate(prints_of(r), first) if new[k]]
+            if applied:
+                passed(applied, times[first])
+        return stop
+
+    return quietly
 
 
 def _inert(kind: int, c: int, states: list[AssetState | None], trade_hooks: bool) -> bool:

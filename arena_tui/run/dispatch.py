@@ -39,8 +39,12 @@ class Dispatch:
         guard: Guard,
         on_event: Callable[[ev.AnyEvent], None] | None,
         exit_value: ExitValue | None,
+        heard_prints: Callable[[list[RawTrade], int], None] | None = None,
     ) -> None:
+        """``heard_prints``: the subscribers' ``prints_applied`` (``run.stream.prints_ears``),
+        None when one of them must observe each trades message."""
         self.engine = engine
+        self.heard_prints = heard_prints
         self.entrants = list(entrants)
         self.by_name = {e.name: e for e in entrants}
         self.markets = markets
@@ -116,9 +120,21 @@ class Dispatch:
                 self.call(e, "on_event", event)
 
     def trades(self, t: int) -> None:
+        """The prints the trades message just applied (at ``t``) to the markets' views
+        and the ``on_trades`` hooks."""
         applied = self.engine.applied_prints
-        if not applied:
-            return
+        if applied:
+            self.prints(applied, t)
+
+    def passed_prints(self, applied: list[RawTrade], t: int) -> None:
+        """A trades message the warm pass applied in a run (no event; nobody hooks prints):
+        the prints it applied to the views, then to the subscribers (``heard_prints``)."""
+        self.prints(applied, t)
+        assert self.heard_prints is not None, "passed by only when the subscribers take prints"
+        self.heard_prints(applied, t)
+
+    def prints(self, applied: list[RawTrade], t: int) -> None:
+        """``applied``: the prints one trades message applied (at ``t``), at least one."""
         markets = self.markets
         coin = applied[0].coin
         if len(applied) == 1 or not [raw for raw in applied if raw.coin != coin]:

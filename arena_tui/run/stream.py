@@ -20,6 +20,7 @@ from arena_tui.run.hooks import Said
 from arena_tui.run.parts import BacktestError, Entrant
 from engine import Engine, Line, Season
 from engine import events as ev
+from engine.inputs import Trade as RawTrade
 
 if TYPE_CHECKING:
     from arena_tui.run.market import MarketView
@@ -69,6 +70,32 @@ class Subscriber(Protocol):
     are queued, never applied inside ``observe``."""
 
     def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None: ...
+
+
+class TakesPrints(Protocol):
+    """A subscriber the warm pass may pass trades messages by: for a run of them applied
+    at once (no event, no hook: ``run.daysource``), ``prints_applied(applied, t)`` for each
+    message with the prints the engine applied (not called when none was), in place of
+    ``observe``. Only when every subscriber has it are trades messages passed by; one with
+    no use for prints has it do nothing."""
+
+    def prints_applied(self, applied: list[RawTrade], t: int) -> None: ...
+
+
+def prints_ears(subscribers: Sequence[Subscriber]) -> Callable[[list[RawTrade], int], None] | None:
+    """One callable giving each subscriber its ``prints_applied(applied, t)``, in order,
+    when every subscriber takes prints so (``TakesPrints``); else None (each message is
+    observed)."""
+    takers = [s for s in subscribers if hasattr(s, "prints_applied")]
+    if len(takers) < len(subscribers):
+        return None
+    ears = [cast("TakesPrints", s).prints_applied for s in takers]
+
+    def hear(applied: list[RawTrade], t: int) -> None:
+        for ear in ears:
+            ear(applied, t)
+
+    return hear
 
 
 class Binds(Protocol):
@@ -154,3 +181,6 @@ class OnEvent:
 
     def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None:
         """Nothing per input: it hears events as they come."""
+
+    def prints_applied(self, applied: list[RawTrade], t: int) -> None:
+        """Nothing: prints make no event."""

@@ -30,6 +30,7 @@ from arena_tui.tui.snapshot import (
 )
 from engine import PENDING, Account, AssetState, Engine, Line
 from engine import events as ev
+from engine.inputs import Trade as RawTrade
 from engine.units import E8, E10, tdiv
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ class Capture:
 
     def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None:
         """Nothing per input: events are heard as they come (``event``)."""
+
+    def prints_applied(self, applied: list[RawTrade], t: int) -> None:
+        """Nothing: the screen shows no print (``run.stream.TakesPrints``)."""
 
     def said(self, said: Said) -> None:
         self.pending.append(Happening(said, None))

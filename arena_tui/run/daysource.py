@@ -302,10 +302,13 @@ def _quiet_prints(
     def quietly(lo: int, hi: int) -> int:
         stop = apply(cols, lo, hi)
         for r in range(lo, stop):
-            first = starts[r]
-            applied = [p for k, p in enumerate(prints_of(r), first) if new[k]]
-            if applied:
-                passed(applied, times[first])
+            first, end = starts[r], starts[r + 1]
+            applied = prints_of(r)
+            if 0 in new[first:end]:  # (seldom: a resent print, or another market's)
+                applied = [p for k, p in enumerate(applied, first) if new[k]]
+                if not applied:
+                    continue
+            passed(applied, times[first])
         return stop
 
     return quietly

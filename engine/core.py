@@ -145,21 +145,16 @@ class Engine:
             at = t[first]
             if at >= due or at < now:
                 break
-            if not fills.prints_fill_nothing(
-                cols.states, cols.coin, cols.time, cols.px, first, end
-            ):
+            if not cols.fill_nothing(first, end):
                 break
             now = at
             stop += 1
         if stop > lo:
             self.t = now
-            first, end = starts[lo], starts[stop]
             if cols.new is None:
-                fills.last_prints(cols.states, cols.coin, cols.time, cols.tid, cols.px, first, end)
+                cols.apply_last(starts[lo], starts[stop])
             else:
-                fills.new_prints(
-                    cols.states, cols.coin, cols.time, cols.tid, cols.px, first, end, cols.new
-                )
+                cols.apply_each(starts[lo], starts[stop])
         return stop
 
     def emit(self, event: ev.AnyEvent) -> None:

@@ -33,23 +33,18 @@ cdef class PrintColumns:
     cdef readonly const short[:] coin
     cdef readonly unsigned char[:] new
 
+    @cython.locals(k=Py_ssize_t, a=AssetState)
+    cpdef bint fill_nothing(self, Py_ssize_t first, Py_ssize_t end) except -1
 
-@cython.locals(k=Py_ssize_t, a=AssetState)
-cpdef bint prints_fill_nothing(list states, const short[:] coin, const long long[:] time,
-                              const long long[:] px, Py_ssize_t first, Py_ssize_t end) except -1
+    # print by print, each print's outcome written to ``new``
+    @cython.locals(k=Py_ssize_t, a=AssetState)
+    cpdef apply_each(self, Py_ssize_t first, Py_ssize_t end)
 
-# print by print, each print's outcome written to ``new``
-@cython.locals(k=Py_ssize_t, a=AssetState)
-cpdef new_prints(list states, const short[:] coin, const long long[:] time,
-                 const long long[:] tid, const long long[:] px, Py_ssize_t first,
-                 Py_ssize_t end, unsigned char[:] new)
+    # per coin, C arrays: only the prints at a coin's latest time become Python integers
+    @cython.locals(n=Py_ssize_t, k=Py_ssize_t, c=Py_ssize_t, a=AssetState, tids=set,
+                   seen=list, latest=cython.longlong[:], price=cython.longlong[:],
+                   touched=cython.uchar[:], outcome=cython.uchar[:])
+    cpdef apply_last(self, Py_ssize_t first, Py_ssize_t end)
 
-# per coin, C arrays: only the prints at a coin's latest time become Python integers
-@cython.locals(n=Py_ssize_t, k=Py_ssize_t, c=Py_ssize_t, a=AssetState, tids=set, seen=list,
-               latest=cython.longlong[:], price=cython.longlong[:], touched=cython.uchar[:],
-               new=cython.uchar[:])
-cpdef last_prints(list states, const short[:] coin, const long long[:] time,
-                 const long long[:] tid, const long long[:] px, Py_ssize_t first,
-                 Py_ssize_t end)
 
 cdef object _int64s(Py_ssize_t n)

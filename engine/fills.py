@@ -23,15 +23,14 @@ from engine.state import RESTING, AssetState, OpenOrder
 from engine.units import DAY_MS, FEE_DENOM, lots_down, notional, tdiv
 
 __all__ = [
+    "PrintColumns",
     "activate",
     "decode_levels",
     "fill",
     "fresh",
-    "last_prints",
     "level_px",
     "level_sz",
     "on_print",
-    "prints_fill_nothing",
     "take",
 ]
 
@@ -227,95 +226,74 @@ class PrintColumns:
         self.sz = sz
         self.new = new
 
+    def fill_nothing(self, first: int, end: int) -> bool:
+        """None of prints ``first`` to ``end`` goes through a resting order of its coin."""
+        states, coin, time, px = self.states, self.coin, self.time, self.px
+        for k in range(first, end):
+            a = states[coin[k]]
+            if a is not None and a.resting and not fills_nothing(a, px[k], time[k]):
+                return False
+        return True
 
-def prints_fill_nothing(
-    states: Sequence[AssetState | None],
-    coin: Sequence[int],
-    time: Sequence[int],
-    px: Sequence[int],
-    first: int,
-    end: int,
-) -> bool:
-    """None of prints ``first`` to ``end`` goes through a resting order of its coin."""
-    for k in range(first, end):
-        a = states[coin[k]]
-        if a is not None and a.resting and not fills_nothing(a, px[k], time[k]):
-            return False
-    return True
+    def apply_each(self, first: int, end: int) -> None:
+        """Prints ``first`` to ``end`` applied in order, none filling anything, print by
+        print (``fresh``): ``new[k]`` is set to 1 for each one applied, 0 for a resent one
+        or a coin the season does not trade."""
+        states, coin, time, tid, px, new = (
+            self.states, self.coin, self.time, self.tid, self.px, self.new
+        )  # fmt: skip
+        assert new is not None, "only for an engine recording prints"
+        for k in range(first, end):
+            a = states[coin[k]]
+            if a is not None and fresh(a, time[k], tid[k]):
+                a.trade_px = px[k]
+                new[k] = 1
+            else:
+                new[k] = 0
 
-
-def new_prints(
-    states: Sequence[AssetState | None],
-    coin: Sequence[int],
-    time: Sequence[int],
-    tid: Sequence[int],
-    px: Sequence[int],
-    first: int,
-    end: int,
-    new: MutableSequence[int],
-) -> None:
-    """Prints ``first`` to ``end`` applied in order, none filling anything, print by
-    print (``fresh``): ``new[k]`` is set to 1 for each one applied, 0 for a resent one or
-    a coin the season does not trade."""
-    for k in range(first, end):
-        a = states[coin[k]]
-        if a is not None and fresh(a, time[k], tid[k]):
-            a.trade_px = px[k]
-            new[k] = 1
-        else:
-            new[k] = 0
-
-
-def last_prints(
-    states: Sequence[AssetState | None],
-    coin: Sequence[int],
-    time: Sequence[int],
-    tid: Sequence[int],
-    px: Sequence[int],
-    first: int,
-    end: int,
-) -> None:
-    """Prints ``first`` to ``end`` applied in order, none filling anything: the
-    duplicate-print rule (``fresh``) run over them at once. Its outcome for a coin
-    depends only on the coin's prints at their latest exchange time ``L``: if the coin's
-    last print time is later, none is new; else the first print at ``L`` with a tid not
-    seen at ``L`` before it (nor, when ``L`` is the last print time already, among that
-    time's tids) is new, and the last of those sets the price. Only those prints are made
-    Python integers."""
-    n = len(states)
-    latest = _int64s(n)  # per coin: its prints' latest time...
-    touched = bytearray(n)  # ...once it has one
-    for k in range(first, end):
-        c = coin[k]
-        if not touched[c] or time[k] > latest[c]:
-            latest[c] = time[k]
-            touched[c] = 1
-    seen: list[set[int] | None] = [None] * n  # per coin: the tids at ``L``
-    price = _int64s(n)
-    new = bytearray(n)  # per coin: 0 none new yet, 1 one is, 2 none can be
-    for k in range(first, end):
-        c = coin[k]
-        if time[k] != latest[c] or new[c] == 2:
-            continue
-        tids = seen[c]
-        if tids is None:
-            a = states[c]
-            last = None if a is None else a.last_trade_time
-            if a is None or (last is not None and last > time[k]):
-                new[c] = 2  # a coin the season does not trade, or prints all older
+    def apply_last(self, first: int, end: int) -> None:
+        """Prints ``first`` to ``end`` applied in order, none filling anything: the
+        duplicate-print rule (``fresh``) run over them at once. Its outcome for a coin
+        depends only on the coin's prints at their latest exchange time ``L``: if the
+        coin's last print time is later, none is new; else the first print at ``L`` with a
+        tid not seen at ``L`` before it (nor, when ``L`` is the last print time already,
+        among that time's tids) is new, and the last of those sets the price. Only those
+        prints are made Python integers."""
+        states, coin, time, tid, px = self.states, self.coin, self.time, self.tid, self.px
+        n = len(states)
+        latest = _int64s(n)  # per coin: its prints' latest time...
+        touched = bytearray(n)  # ...once it has one
+        for k in range(first, end):
+            c = coin[k]
+            if not touched[c] or time[k] > latest[c]:
+                latest[c] = time[k]
+                touched[c] = 1
+        seen: list[set[int] | None] = [None] * n  # per coin: the tids at ``L``
+        price = _int64s(n)
+        outcome = bytearray(n)  # per coin: 0 none new yet, 1 one is, 2 none can be
+        for k in range(first, end):
+            c = coin[k]
+            if time[k] != latest[c] or outcome[c] == 2:
                 continue
-            tids = seen[c] = set(a.last_trade_tids) if last == time[k] else set()
-        if tid[k] not in tids:
-            tids.add(tid[k])
-            price[c] = px[k]
-            new[c] = 1
-    for c in range(n):
-        if new[c] == 1:
-            a = states[c]
-            assert a is not None
-            a.last_trade_time = latest[c]
-            a.last_trade_tids = seen[c]  # type: ignore[assignment]
-            a.trade_px = price[c]
+            tids = seen[c]
+            if tids is None:
+                a = states[c]
+                last = None if a is None else a.last_trade_time
+                if a is None or (last is not None and last > time[k]):
+                    outcome[c] = 2  # a coin the season does not trade, or prints all older
+                    continue
+                tids = seen[c] = set(a.last_trade_tids) if last == time[k] else set()
+            if tid[k] not in tids:
+                tids.add(tid[k])
+                price[c] = px[k]
+                outcome[c] = 1
+        for c in range(n):
+            if outcome[c] == 1:
+                a = states[c]
+                assert a is not None
+                a.last_trade_time = latest[c]
+                a.last_trade_tids = seen[c]  # type: ignore[assignment]
+                a.trade_px = price[c]
 
 
 def _int64s(n: int) -> memoryview:

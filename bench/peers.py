@@ -886,7 +886,7 @@ def report(doc: dict[str, Any]) -> str:
         f"# bench/peers.py: {d['hours']:g} h BTC raw day, {d['lines']:,} lines "
         f"({d['books']:,} books, {d['trades']:,} trades messages), {d['bytes'] / 1e6:.0f} MB raw",
         f"# {m['cpu']}, {m['cpus_usable']} usable cores, {m['python']}; "
-        f"load average {m['loadavg']}; tree {doc['tree']}",
+        f"load average {m['loadavg']}; tree {doc['tree']}; engine {m.get('engine', '?')}",
     ]
     for v, e2e in doc["e2e"].items():
         rows += ["", *_times(v, e2e, doc["core"][v]), *_counts(e2e), ""]

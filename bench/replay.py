@@ -54,7 +54,7 @@ from arena_tui.run.replay import ReplayResult, replay  # noqa: E402
 from arena_tui.season.file import load_season, resolve_season  # noqa: E402
 from arena_tui.util.jsonout import dumps  # noqa: E402
 from bench import genlog  # noqa: E402
-from engine import Season  # noqa: E402
+from engine import ENGINE, Season  # noqa: E402
 from engine import events as ev  # noqa: E402
 from engine.inputs import Header, Line  # noqa: E402
 
@@ -229,6 +229,7 @@ def machine() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpus_usable": usable,
         "msgspec": msgspec.__version__,
+        "engine": ENGINE,  # compiled, or the Python sources and why (a stale build says so)
         "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
 

@@ -85,17 +85,23 @@ class TakesPrints(Protocol):
 def prints_ears(subscribers: Sequence[Subscriber]) -> Callable[[list[RawTrade], int], None] | None:
     """One callable giving each subscriber its ``prints_applied(applied, t)``, in order,
     when every subscriber takes prints so (``TakesPrints``); else None (each message is
-    observed)."""
+    observed). One subscriber's own method, as ``event_ears`` gives one ear."""
     takers = [s for s in subscribers if hasattr(s, "prints_applied")]
     if len(takers) < len(subscribers):
         return None
     ears = [cast("TakesPrints", s).prints_applied for s in takers]
+    if len(ears) <= 1:
+        return ears[0] if ears else _nobody
 
     def hear(applied: list[RawTrade], t: int) -> None:
         for ear in ears:
             ear(applied, t)
 
     return hear
+
+
+def _nobody(applied: list[RawTrade], t: int) -> None:
+    """No subscriber: nobody is told a run's prints."""
 
 
 class Binds(Protocol):

@@ -6,10 +6,14 @@ with the reader's own schema, so tests exercise exactly what a log on disk would
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 
 import msgspec
 
+from arena_tui.logs import logfile, readahead
 from engine import Engine, Line, Market, Rules, Season
 from engine.events import Accepted, AnyEvent, Fill, Reason, Rejected
 from engine.units import DAY_MS, HOUR_MS, MINUTE_MS
@@ -166,3 +170,17 @@ def fill_rows(events: list[AnyEvent]) -> list[tuple[str, int, int, int, bool, in
         for e in events
         if isinstance(e, Fill)
     ]
+
+
+@contextmanager
+def chunked(size: int, ahead: bool) -> Iterator[None]:
+    """Logs read ``size`` bytes a chunk (read from disk, and decompressed: the pieces a line
+    may be cut across), ahead in a reader thread (``logs.readahead``) or not."""
+    with (
+        mock.patch.object(logfile, "CHUNK", size),
+        mock.patch.object(readahead, "OUT", size),
+        mock.patch.object(readahead, "GZIP_OUT", size),
+        mock.patch.object(readahead, "RAW", size),
+        mock.patch.object(readahead, "MIN_BYTES", 0 if ahead else 1 << 60),
+    ):
+        yield

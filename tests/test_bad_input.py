@@ -27,7 +27,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena_tui.logs import logfile
 from arena_tui.logs.logcheck import check_logs
 from arena_tui.logs.logfile import BadLine, LogError, LogReader, decode_line, read_header
 from arena_tui.run.build import run_dir
@@ -36,7 +35,7 @@ from arena_tui.run.parts import BacktestError
 from arena_tui.tui.source import prepare, watched_run
 from arena_tui.util.errors import run_cli
 from engine import Line
-from tests.build import T0, book, tick, trades
+from tests.build import T0, book, chunked, tick, trades
 from tests.clirun import ROOT, arena, arena_here, one_error_line, until
 from tests.fakehl import FakeHL
 from tests.hostkit import season_file
@@ -202,7 +201,7 @@ def test_utf8_is_checked_whatever_the_chunks(
         rows[at] = rows[at].replace(b'"reason":', b'"note":"' + bad[1] + b'","reason":', 1)
     path = tmp_path / "chunks.jsonl"
     path.write_bytes(log_bytes(rows))
-    with mock.patch.object(logfile, "CHUNK", chunk):
+    with chunked(chunk, ahead=False):
         if bad is None:
             got = list(LogReader([str(path)]))
             assert [line.arena.reason for line in got] == reasons  # type: ignore[union-attr]

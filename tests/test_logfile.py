@@ -13,7 +13,6 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import lz4.frame
 import msgspec
@@ -21,13 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena_tui.logs import logfile
 from arena_tui.logs.logfile import LogError, LogReader, iter_raw_lines, read_header
 from arena_tui.logs.writer import LogWriter
 from arena_tui.run.replay import replay
 from engine import Line
 from engine.inputs import Book, Gap, Order, Register, Tick, Trades
-from tests.build import MIN, T0, book, cancel, ctx, order, register, season, tick, trades
+from tests.build import MIN, T0, book, cancel, chunked, ctx, order, register, season, tick, trades
 
 HEADER: dict[str, Any] = {
     "arena_log": 1,
@@ -207,9 +205,10 @@ def test_sha256_covers_all_files_in_the_order_given(tmp_path: Path) -> None:
     pads=st.lists(st.text(alphabet='ab é"\\', max_size=40), min_size=25, max_size=25),
     tail=st.binary(max_size=30).filter(lambda b: b"\n" not in b),
     chunk=st.integers(1, 64),
+    ahead=st.booleans(),
 )
 def test_line_splitting_is_independent_of_chunk_size(
-    tmp_path: Path, steps: list[int], pads: list[str], tail: bytes, chunk: int
+    tmp_path: Path, steps: list[int], pads: list[str], tail: bytes, chunk: int, ahead: bool
 ) -> None:
     t = T
     rows: list[dict[str, Any]] = []
@@ -217,7 +216,7 @@ def test_line_splitting_is_independent_of_chunk_size(
         t += step
         rows.append({"t": t, "arena": {"type": "register", "entry": pad}})
     data = body(rows, tail=tail)
-    with mock.patch.object(logfile, "CHUNK", chunk):
+    with chunked(chunk, ahead):
         for suffix in SUFFIXES:
             reader = LogReader([str(put(tmp_path / f"h.jsonl{suffix}", data))])
             got = list(reader)

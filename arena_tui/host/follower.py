@@ -119,7 +119,8 @@ class Follower:
         if not cut:
             return 0
         body = (self._head if start else b"") + data[:cut]
-        reader = LogReader([str(self.log)], self.coins, hashed=False, opener=_Bytes(body).open)
+        body_of = _Bytes(body).open  # (a step's bytes, in memory: nothing to read ahead)
+        reader = LogReader([str(self.log)], self.coins, hashed=False, opener=body_of, ahead=False)
         apply, views = self.engine.apply, self.views
         for line in reader:
             try:

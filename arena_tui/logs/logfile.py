@@ -22,6 +22,7 @@ import msgspec
 
 from arena_tui.logs.logerror import LogError as LogError  # re-exported: its home before
 from arena_tui.logs.logerror import no_header
+from arena_tui.logs.readahead import Chunks, worth_it
 from engine.inputs import KNOWN_ARENA_TYPES, KNOWN_CHANNELS, Header, Line
 
 if TYPE_CHECKING:
@@ -177,11 +178,17 @@ class LogReader:
         hashed: bool = True,
         opener: Callable[[str], IO[bytes]] | None = None,
         cache: bool = False,
+        ahead: bool = True,
     ) -> None:
-        """``opener``: how a file is opened (default ``open_binary``); a backtest writing a
-        thin run log hashes each source's bytes on disk through it as they are read."""
+        """``opener``: how a file is opened (default ``open(path, "rb")``): it gives the
+        file's bytes as on disk, which the reader decompresses by the file's extension; a
+        backtest writing a thin run log hashes each source's bytes on disk through it as
+        they are read.
+        ``ahead``: a file of a few MiB or more on disk is read, decompressed and hashed
+        ahead in a second thread (``logs.readahead``); False for an opener that reads a
+        little of a large file."""
         self.paths = [str(p) for p in paths]
-        self._open = opener or open_binary
+        self._opener = opener
         self.coins = None if coins is None else frozenset(coins)
         self.path = ""
         self.lineno = 0
@@ -192,6 +199,7 @@ class LogReader:
         self._lines: Iterator[Line] | None = None
         self._want_last: int | None = None  # the current file's header's last_t claim
         self._cache = cache
+        self._ahead = ahead
         self.finished_writers: list[DayCacheWriter] = []
 
     @property
@@ -244,10 +252,10 @@ class LogReader:
             self.lineno = n = 0
             want_first = self._want_last = None
             try:
-                with self._open(path) as f:
+                ahead = self._ahead and worth_it(path)
+                with Chunks(path, update, ahead=ahead, opener=self._opener) as chunks:
                     rest = b""
-                    while chunk := f.read(CHUNK):
-                        update(chunk)
+                    for chunk in chunks:
                         buf = rest + chunk
                         lines = buf.split(b"\n")
                         rest = lines.pop()

@@ -15,15 +15,13 @@ prefixes, the end line, the merge order); apart, each would have to restate the 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
-import lz4.frame
 import msgspec
 
 from arena_tui.logs.logerror import no_header
@@ -208,11 +206,7 @@ class ThinRunLog:
         tap = _Tap(path)
         self._taps.append(tap)
         self._first = True
-        if path.endswith(".gz"):
-            return gzip.GzipFile(fileobj=cast(IO[bytes], tap), mode="rb")  # type: ignore[return-value]
-        if path.endswith(".lz4"):
-            return lz4.frame.LZ4FrameFile(tap, "rb")  # type: ignore[no-any-return]
-        return tap  # type: ignore[return-value]
+        return tap  # type: ignore[return-value]  # (the reader decompresses what it reads)
 
     def known(self, path: str, size: int, sha256: str) -> None:
         """The next source is read from the day cache, not through ``reading``'s opener:

@@ -358,16 +358,22 @@ def test_memory_stays_flat_however_large_the_input(
     book = book_msg(1).replace(
         "[[],[]]", json.dumps([[{"px": "1.0", "sz": "2.0", "n": 1}] * 20] * 2)
     )
-    src = tmp_path / "big.txt"
     ns = 1_737_918_843_000 * 10**6
-    with src.open("w") as f:
-        for i in range(8_000):  # ~12 MB of input, read 1 MB at a time
-            f.write(f"{ns + i * 10**6} {book}\n")
-    assert src.stat().st_size > 12_000_000
-    tracemalloc.start()
-    try:
-        import_files([str(src)], "hftbacktest", out=tmp_path / "big.jsonl.lz4", meta_file=META)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 7_000_000, peak  # ~5.4 MB: read chunks and write batches, not the input
+    peaks = []
+    for lines in (8_000, 24_000):  # ~12 and ~36 MB of input, read ahead 2 MiB at a time
+        src = tmp_path / f"big{lines}.txt"
+        with src.open("w") as f:
+            for i in range(lines):
+                f.write(f"{ns + i * 10**6} {book}\n")
+        assert src.stat().st_size > lines * 1_500
+        tracemalloc.start()
+        try:
+            out = tmp_path / f"big{lines}.jsonl.lz4"
+            import_files([str(src)], "hftbacktest", out=out, meta_file=META)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        peaks.append(peak)
+    # read pieces, the one read ahead and write batches (~10.6 MB), not the input
+    assert peaks[1] < 14_000_000, peaks
+    assert peaks[1] < peaks[0] * 1.2, peaks  # three times the input: the same peak

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena_tui.logs import readahead
-from arena_tui.logs.logfile import LogError, LogReader, open_binary
+from arena_tui.logs.logfile import LogError, LogReader, iter_raw_lines, open_binary
 from arena_tui.logs.readahead import Chunks
 from tests.build import T0
 
@@ -239,3 +239,24 @@ def test_a_file_cut_inside_a_member_read_ahead_is_a_log_error(
         counts.append((got, str(error)))
     assert counts[0] == counts[1]
     assert 1499 <= counts[0][0] < 3000  # the first frame's lines, and what the second gave
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".lz4"])
+def test_raw_lines_read_ahead_are_the_raw_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    """``iter_raw_lines(ahead=True)`` (a whole file: an import's, ``arena logs check``'s):
+    the same lines, hash and torn tail as the reads through ``open_binary``."""
+    monkeypatch.setattr(readahead, "MIN_BYTES", 0)
+    path = tmp_path / f"raw.jsonl{suffix}"
+    data = big_log(path)
+    cut = members([data, b'{"t":1,"arena'], suffix)  # a torn tail after the last line
+    path.write_bytes(cut)
+    got = []
+    for ahead in (False, True):
+        hasher, tails = hashlib.sha256(), []
+        lines = list(iter_raw_lines(path, hasher, tails.append, ahead=ahead))
+        got.append((lines, hasher.hexdigest(), tails))
+    assert got[0] == got[1]
+    assert got[0][0] == data.split(b"\n")[:-1] and got[0][2] == [b'{"t":1,"arena']
+    assert not readers()

@@ -104,13 +104,17 @@ def log_line(ns: int, msg: bytes) -> bytes:
     return b'{"t":%d,"hl":%s}' % (ns // NS_PER_MS, msg)
 
 
-def records(path: str, fmt: str, notes: list[str] | None = None) -> Iterator[Record]:
+def records(
+    path: str, fmt: str, notes: list[str] | None = None, *, ahead: bool = False
+) -> Iterator[Record]:
     """A source file's messages in file order. A torn final line that does not parse is
-    skipped (with a note); one that does (just a missing newline) is kept."""
+    skipped (with a note); one that does (just a missing newline) is kept. ``ahead``: the
+    file is read ahead in a thread (one file read at a time, not a merge of many)."""
     parse = FORMATS[fmt]
     tails: list[bytes] = []
     lineno = 0
-    for lineno, line in enumerate(iter_raw_lines(path, torn=tails.append), start=1):
+    lines = iter_raw_lines(path, torn=tails.append, ahead=ahead)
+    for lineno, line in enumerate(lines, start=1):
         if line.strip():
             ns, msg = parse(path, line, lineno)
             yield ns, lineno, msg
@@ -186,7 +190,7 @@ def scan(
     first = last = None
     for path in paths:
         held = [0]
-        for ns, lineno, msg in in_order(records(path, fmt, s.notes), held):
+        for ns, lineno, msg in in_order(records(path, fmt, s.notes, ahead=True), held):
             if not msg.startswith(b"{"):
                 raise SourceError(path, lineno, "the message is not a JSON object")
             raw = log_line(ns, msg)

@@ -299,7 +299,7 @@ def _raw_lines(
     beside it, where they were or under ``data``; line numbers are the full log's)."""
     if is_thin(path):
         return ThinRun(path).raw_lines(data)
-    return iter_raw_lines(path, torn=tails.append)
+    return iter_raw_lines(path, torn=tails.append, ahead=True)  # (a whole file, one at a time)
 
 
 def check_logs(

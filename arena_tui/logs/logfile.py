@@ -66,22 +66,22 @@ def iter_raw_lines(
     path: str | os.PathLike[str],
     hasher: Any = None,
     torn: Callable[[bytes], None] | None = None,
+    *,
+    ahead: bool = False,
 ) -> Iterator[bytes]:
     """Complete lines of a file (without ``\\n``); a torn final line is dropped.
 
     Every decompressed byte, torn tail included, is fed to ``hasher`` if given; a torn tail
     is passed to ``torn`` if given (for a checker that reports it). A truncated or corrupt
-    compressed stream raises LogError.
+    compressed stream raises LogError. ``ahead``: a whole file's lines wanted (not its
+    first few): a large one is read ahead in a second thread (``logs.readahead``).
     """
+    update = _ignore if hasher is None else hasher.update
+    name = str(path)
     try:
-        with open_binary(path) as f:
+        with Chunks(name, update, ahead=worth_it(name)) if ahead else _Reads(name, update) as got:
             rest = b""
-            while True:
-                chunk = f.read(CHUNK)
-                if not chunk:
-                    break
-                if hasher is not None:
-                    hasher.update(chunk)
+            for chunk in got:
                 lines = (rest + chunk).split(b"\n")
                 rest = lines.pop()
                 yield from lines
@@ -91,6 +91,27 @@ def iter_raw_lines(
         raise LogError(path, None, "no such file") from None
     except (EOFError, OSError, RuntimeError, zlib.error) as exc:
         raise LogError(path, None, f"cannot read (truncated or corrupt?): {exc}") from None
+
+
+class _Reads:
+    """A file's uncompressed bytes a ``CHUNK`` at a time through ``open_binary`` (whose
+    small reads suit a reader that wants only the first lines), each fed to ``update``."""
+
+    def __init__(self, path: str, update: Callable[[bytes], object]) -> None:
+        self._f = open_binary(path)
+        self._update = update
+
+    def __enter__(self) -> _Reads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._f.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        read, update = self._f.read, self._update
+        while chunk := read(CHUNK):
+            update(chunk)
+            yield chunk
 
 
 def first_line(path: str | os.PathLike[str]) -> bytes:

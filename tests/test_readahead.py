@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -200,15 +201,18 @@ def test_a_reader_stopped_early_stops_its_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(readahead, "MIN_BYTES", 0)
-    monkeypatch.setattr(readahead, "_POLL_S", 0.01)
+    monkeypatch.setattr(readahead, "_POLL_S", 30.0)  # (the thread is woken, not polled)
     path = tmp_path / "log.jsonl.lz4"
     big_log(path)
     reader = LogReader([str(path)])
     lines = iter(reader)
     assert next(lines).t == T0
+    time.sleep(0.3)  # the thread fills its queue and waits to queue the next piece
     assert readers()
+    t0 = time.monotonic()
     reader.close()
     assert not readers()
+    assert time.monotonic() - t0 < 5
 
 
 def test_a_bad_line_read_ahead_is_its_file_and_line(
@@ -254,7 +258,7 @@ def test_raw_lines_read_ahead_are_the_raw_lines(
     path.write_bytes(cut)
     got = []
     for ahead in (False, True):
-        hasher, tails = hashlib.sha256(), []
+        hasher, tails = hashlib.sha256(), list[bytes]()
         lines = list(iter_raw_lines(path, hasher, tails.append, ahead=ahead))
         got.append((lines, hasher.hexdigest(), tails))
     assert got[0] == got[1]

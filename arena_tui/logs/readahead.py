@@ -22,7 +22,7 @@ import queue
 import threading
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from types import TracebackType
 from typing import IO
 
@@ -178,6 +178,8 @@ class Chunks:
         thread = self._thread
         if thread is not None:
             self._stop.set()
+            with suppress(queue.Empty):  # a thread waiting to queue a piece queues it now
+                self._queue.get_nowait()
             thread.join()
             self._thread = None
         self._files.close()
@@ -200,9 +202,9 @@ class Chunks:
 
     def _ahead(self) -> None:
         """The thread: read, hash and queue every chunk, then b"" (or the error)."""
-        read, update = self._read, self._update
+        read, update, stop = self._read, self._update, self._stop
         try:
-            while True:
+            while not stop.is_set():
                 chunk = read()
                 if chunk:
                     update(chunk)

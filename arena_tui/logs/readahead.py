@@ -23,7 +23,6 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, suppress
-from types import TracebackType
 from typing import IO
 
 import lz4.frame
@@ -164,12 +163,7 @@ class Chunks:
     def __enter__(self) -> Chunks:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

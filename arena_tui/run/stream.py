@@ -14,13 +14,15 @@ protocols live here, apart from the loop, so a subscriber's module need not impo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, cast
 
 from arena_tui.run.hooks import Said
 from arena_tui.run.parts import BacktestError, Entrant
 from engine import Engine, Line, Season
 from engine import events as ev
 from engine.inputs import Trade as RawTrade
+
+_P = ParamSpec("_P")
 
 if TYPE_CHECKING:
     from arena_tui.run.market import MarketView
@@ -89,15 +91,7 @@ def prints_ears(subscribers: Sequence[Subscriber]) -> Callable[[list[RawTrade], 
     takers = [s for s in subscribers if hasattr(s, "prints_applied")]
     if len(takers) < len(subscribers):
         return None
-    ears = [cast("TakesPrints", s).prints_applied for s in takers]
-    if len(ears) <= 1:
-        return ears[0] if ears else _nobody
-
-    def hear(applied: list[RawTrade], t: int) -> None:
-        for ear in ears:
-            ear(applied, t)
-
-    return hear
+    return _together([cast("TakesPrints", s).prints_applied for s in takers]) or _nobody
 
 
 def _nobody(applied: list[RawTrade], t: int) -> None:
@@ -153,25 +147,23 @@ def event_ears(on_event: EventFn | None, subscribers: Sequence[Subscriber]) -> E
     order (None: nobody listens, and the runner calls nothing per event)."""
     ears = [on_event] if on_event is not None else []
     ears += [cast("Hears", s).event for s in subscribers if hasattr(s, "event")]
-    if len(ears) <= 1:
-        return ears[0] if ears else None
-
-    def hear(e: ev.AnyEvent) -> None:
-        for ear in ears:
-            ear(e)
-
-    return hear
+    return _together(ears)
 
 
 def said_ears(subscribers: Sequence[Subscriber]) -> Callable[[Said], None] | None:
     """One callable hearing every printed line: each subscriber's ``said``, in order."""
-    ears = [cast("Listens", s).said for s in subscribers if hasattr(s, "said")]
+    return _together([cast("Listens", s).said for s in subscribers if hasattr(s, "said")])
+
+
+def _together(ears: list[Callable[_P, None]]) -> Callable[_P, None] | None:
+    """One callable calling each of ``ears`` in order: the ear itself when there is one
+    (no frame added per call), None when there is none."""
     if len(ears) <= 1:
         return ears[0] if ears else None
 
-    def hear(said: Said) -> None:
+    def hear(*args: _P.args, **kwargs: _P.kwargs) -> None:
         for ear in ears:
-            ear(said)
+            ear(*args, **kwargs)
 
     return hear
 

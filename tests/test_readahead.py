@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import zlib
@@ -218,6 +221,61 @@ def test_a_reader_stopped_early_stops_its_thread(
     reader.close()
     assert not readers()
     assert time.monotonic() - t0 < 5
+
+
+# A reader left unclosed (in a reference cycle: collected only as the interpreter shuts
+# down) while its thread is inside a read of a buffered file, holding the file's lock.
+_LEFT_OPEN = textwrap.dedent(
+    """
+    import io, sys, threading, time
+    from arena_tui.logs import readahead
+    from arena_tui.logs.logfile import LogReader
+
+    readahead.MIN_BYTES = 0
+    readahead.OUT = 4096  # (the first piece is one read; the thread is in the second)
+    reading = threading.Event()
+
+    class Slow(io.RawIOBase):
+        def __init__(self, path):
+            self.f = open(path, "rb", buffering=0)
+            self.reads = 0
+        def readable(self):
+            return True
+        def readinto(self, b):
+            self.reads += 1
+            if self.reads > 1:
+                reading.set()
+                time.sleep(1.0)
+            return self.f.readinto(b)
+
+    reader = LogReader([sys.argv[1]], opener=lambda p: io.BufferedReader(Slow(p), 64))
+    lines = iter(reader)
+    next(lines)
+    assert reading.wait(5)
+    cycle = [reader, lines]
+    cycle.append(cycle)
+    del reader, lines, cycle
+    print("left", flush=True)
+    """
+)
+
+
+def test_an_exit_with_a_reader_left_mid_read_is_clean(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    big_log(path)
+    script = tmp_path / "left.py"
+    script.write_text(_LEFT_OPEN)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, str(script), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    # before: "Fatal Python error: _enter_buffered_busy" and SIGABRT at the exit
+    assert (done.returncode, done.stdout, done.stderr) == (0, "left\n", "")
 
 
 def test_a_bad_line_read_ahead_is_its_file_and_line(

@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +152,29 @@ def test_a_run_over_several_compressed_files(tmp_path: Path) -> None:
     assert all(s["inputs"] for s in end["sources"])
 
 
-def test_a_run_stopped_early_merges_to_the_same_point(tmp_path: Path) -> None:
+def reader_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "arena-log-read" and t.is_alive()]
+
+
+def assert_merge_stops_its_source_reader(thin: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge ends before its source does: the source's reader (read ahead) stops there,
+    not when the merge is collected (at a process's exit, that was an abort)."""
+    from arena_tui.logs import readahead
+    from arena_tui.logs.thinlog import ThinReader
+
+    monkeypatch.setattr(readahead, "MIN_BYTES", 0)
+    monkeypatch.setattr(readahead, "_cores", lambda: 2)
+    reader = ThinReader(thin)
+    seen = 0
+    for _ in reader:
+        seen = seen or len(reader_threads())
+    assert seen == 1 and reader.inputs
+    assert not reader_threads()
+
+
+def test_a_run_stopped_early_merges_to_the_same_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # over 1 MB (the reader's chunk): a run that stops early leaves part of it unread,
     # and its recorded SHA-256 is still the whole file's
     log = write_log(tmp_path / "market.jsonl", market_rows(minutes=60))
@@ -168,6 +191,7 @@ def test_a_run_stopped_early_merges_to_the_same_point(tmp_path: Path) -> None:
     end = json.loads(thin.read_bytes().splitlines()[-1])["end"]
     assert end["inputs"] < len(market_rows(20))
     assert end["sources"][0]["sha256"] == hashlib.sha256(log.read_bytes()).hexdigest()
+    assert_merge_stops_its_source_reader(thin, monkeypatch)
     # a strategy that fails midway: the run is cut short, both logs keep it up to there
     thin, full, results = both(b, [log], {"taker": TAKER, "fails": FAILS})
     assert results == {"thin": None, "full": None}

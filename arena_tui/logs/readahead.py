@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -150,7 +151,8 @@ class Chunks:
     ) -> None:
         self._update = update
         self._files = ExitStack()  # (an opener's object may be a context manager only)
-        opened = open(path, "rb") if opener is None else opener(path)  # noqa: SIM115
+        # unbuffered: the reads are large, and a raw file has no lock a thread can hold
+        opened = open(path, "rb", buffering=0) if opener is None else opener(path)  # noqa: SIM115
         self._f = self._files.enter_context(opened)  # closed in close()
         self._read = _decoder(path, self._f).read
         self._thread: threading.Thread | None = None
@@ -168,7 +170,14 @@ class Chunks:
 
     def close(self) -> None:
         """Stop the reader thread, if any, waiting for it (it may be inside a read), then
-        close the file."""
+        close the file.
+
+        Not while the interpreter shuts down (a reader left unclosed, collected then): its
+        daemon thread may have been halted inside a read, holding the file's lock or the
+        queue's, and waiting for either would abort or hang the exit. The process's end
+        closes the file."""
+        if sys.is_finalizing():
+            return
         thread = self._thread
         if thread is not None:
             self._stop.set()

@@ -460,6 +460,10 @@ class ThinReader:
             self._lines = []
         return self._hasher.hexdigest()
 
+    def close(self) -> None:
+        """Stop reading the sources."""
+        self.source.close()
+
     def error(self, message: str) -> LogError:
         if self._own_lineno is not None:
             return LogError(self.run.path, self._own_lineno, message)
@@ -471,28 +475,33 @@ class ThinReader:
         next_at = min(own[0].at, total) if own else total
         lines = self._lines
         prev_t = -(1 << 63)
-        for line in source:
-            if n == next_at:
-                while k < len(own) and own[k].at == n:
-                    o = own[k]
-                    k += 1
-                    yield self._own(o, prev_t)
-                    prev_t = o.line.t
-                if n == total:
-                    break
-                if line.t < prev_t:
-                    raise self.source.error(f"t {line.t} is lower than the line before ({prev_t})")
-                self._own_lineno = None
-                next_at = min(own[k].at, total) if k < len(own) else total
-            raw = self.raw = source.raw
-            lines.append(raw)
-            if len(lines) >= self.BATCH:
-                self._hasher.update(b"\n".join(lines) + b"\n")
-                lines.clear()
-            self.inputs += 1
-            prev_t = line.t
-            n += 1
-            yield line
+        try:
+            for line in source:
+                if n == next_at:
+                    while k < len(own) and own[k].at == n:
+                        o = own[k]
+                        k += 1
+                        yield self._own(o, prev_t)
+                        prev_t = o.line.t
+                    if n == total:
+                        break
+                    if line.t < prev_t:
+                        raise self.source.error(
+                            f"t {line.t} is lower than the line before ({prev_t})"
+                        )
+                    self._own_lineno = None
+                    next_at = min(own[k].at, total) if k < len(own) else total
+                raw = self.raw = source.raw
+                lines.append(raw)
+                if len(lines) >= self.BATCH:
+                    self._hasher.update(b"\n".join(lines) + b"\n")
+                    lines.clear()
+                self.inputs += 1
+                prev_t = line.t
+                n += 1
+                yield line
+        finally:
+            source.close()  # (the merge may stop before the sources end: their reader stops now)
         if n < total:
             raise LogError(
                 self.run.path, None, f"the sources hold {n} inputs, the run merged {total}"

@@ -291,3 +291,40 @@ def test_thin_log_of_the_shipped_sample_is_small(tmp_path: Path, name: str) -> N
     )
     assert proc.returncode == 0, proc.stderr
     assert (out / "run.jsonl").stat().st_size < (ROOT / "recordings" / name).stat().st_size // 10
+
+
+def test_a_run_that_stops_while_its_source_is_read_ahead_hashes_it_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the season ends while the reader's thread is inside a read of the source (slowed
+    # here between its read and its hash): the run log hashes the rest of the source only
+    # once that read is done, so the source's SHA-256 is the file's
+    from arena_tui.logs import readahead, thinlog
+
+    monkeypatch.setattr(readahead, "MIN_BYTES", 0)
+    monkeypatch.setattr(readahead, "_cores", lambda: 2)
+    monkeypatch.setattr(readahead, "OUT", 1 << 16)
+    main = threading.main_thread()
+
+    def slow_read(self: Any, n: int = -1) -> bytes:
+        data: bytes = self.f.read(n)
+        if threading.current_thread() is not main:
+            threading.Event().wait(0.05)
+        self.sha.update(data)
+        self.size += len(data)
+        return data
+
+    monkeypatch.setattr(thinlog._Tap, "read", slow_read)
+    log = write_log(tmp_path / "market.jsonl", market_rows(minutes=60))
+    season = resolve_season([str(log)], None)
+    short = Season("short", season.start, season.start + 3 * build.MIN, season.markets)
+    config = RunConfig(logs=(str(log),), run_log="thin", cache=False)
+    bt = Backtest(config, short, entrants(tmp_path, {}), run_dir=tmp_path / "run")
+    assert bt.run([str(log)]).replay.final
+    end = json.loads((tmp_path / "run" / "run.jsonl").read_bytes().splitlines()[-1])["end"]
+    source = end["sources"][0]
+    assert (source["sha256"], source["size"]) == (
+        hashlib.sha256(log.read_bytes()).hexdigest(),
+        log.stat().st_size,
+    )
+    assert not reader_threads()

@@ -245,6 +245,7 @@ class Backtest:
         except HookTimeout:  # it landed just after the hook returned
             raise StrategyError(self.guard.stuck or "a hook timed out") from None
         finally:
+            source.stop()  # (before the run log hashes what the source left unread)
             self.log.close()
             if progress is not None:
                 progress.done()

@@ -181,6 +181,9 @@ class DaySource:
         for day in self.days:
             day.close()
 
+    def stop(self) -> None:
+        """Read no more: nothing to stop (the days are mapped, not read ahead)."""
+
     def error(self, message: str) -> Exception:
         return LogError(self._path, self._i + 2, message)
 

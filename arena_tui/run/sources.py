@@ -86,6 +86,9 @@ class Counted:
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         """The pass is over (``kind``: what ended it, None when it went to its end)."""
 
+    def stop(self) -> None:
+        """Read no more (the pass is over, however it ended): before the run log closes."""
+
     def lines(self) -> Generator[Line, None, None]:
         """The lines; ``n`` and ``last_t`` are set when it ends or is closed."""
         source, engine, progress, every = self.source, self.engine, self.progress, self.every
@@ -152,6 +155,11 @@ class Recorded(Counted):
                 self.engine.apply(line)  # over: market data is checked, nothing changes
             except MalformedInput as exc:
                 raise reader.error(str(exc)) from None
+
+    def stop(self) -> None:
+        """The reader stops, its thread (reading ahead) joined: a thin run log's close then
+        hashes the rest of the source in order, after every byte the thread read."""
+        self.reader.close()
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         if kind is None:  # the pass went to its end: the day caches written are kept

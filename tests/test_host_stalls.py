@@ -10,6 +10,7 @@ stall, with its length, in the file.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -63,6 +64,17 @@ def test_a_stall_in_python_leaves_its_stack_and_its_length(tmp_path: Path) -> No
     assert all(s[0].endswith("(_spin_in_python)") for s in stall.stacks)
     assert 0 < stall.ran_ms <= stall.ms + 120  # the loop's own work (what it ran is CPU)
     assert stall.process_ran_ms >= stall.ran_ms
+    # read while it is written: cut anywhere, the trace gives the stalls whole before the
+    # cut, never an error (a cut "Thread 0x" line was an IndexError)
+    data = trace.read_bytes()
+    cut = tmp_path / "cut.stalls"
+    ends = set(range(0, len(data) + 1, 61))  # and every byte of the lines read for more
+    for m in re.finditer(rb"^(?:#|Thread 0x|Current thread 0x).*$", data, re.M):
+        ends.update(range(m.start(), m.end() + 1))
+    for end in sorted(ends):
+        cut.write_bytes(data[:end])
+        assert read_trace(cut) in ([], [stall])
+    assert read_trace(cut) == [stall]
 
 
 def test_what_held_the_loop_is_told_by_the_cpu_times() -> None:

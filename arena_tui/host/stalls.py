@@ -33,6 +33,7 @@ TICK_S = 0.1  # how often the watch wakes (arming faulthandler costs ~0.2 ms a w
 TRACE_SUFFIX = ".stalls"  # the trace file beside the log: ``season.jsonl.stalls``
 MAIN_MARK = "# the loop's thread: 0x"  # written at the start: whose stack is the loop's
 STALL_MARK = "# stall: the loop woke "  # written when the loop runs again
+_HEX = re.compile(r"[0-9a-fA-F]+")
 _STALL_LINE = re.compile(
     re.escape(STALL_MARK) + r"(\d+) ms late; it ran (\d+) ms of the \d+, the process (\d+); "
     r"at \S+ \(([0-9.]+)\)$"
@@ -143,7 +144,9 @@ class Stall:
 
 
 def read_trace(path: Path) -> list[Stall]:
-    """The stalls written to a trace file, oldest first."""
+    """The stalls written to a trace file, oldest first. The file may be read while it
+    is written: a line cut at its end is passed over (a stall counts once its own mark
+    line is whole)."""
     out: list[Stall] = []
     main = -1
     stacks: list[tuple[str, ...]] = []
@@ -151,10 +154,11 @@ def read_trace(path: Path) -> list[Stall]:
     taking = False
     for raw in path.read_text(errors="replace").splitlines():
         if raw.startswith(MAIN_MARK):
-            main = int(raw[len(MAIN_MARK) :], 16)
+            m = _HEX.match(raw, len(MAIN_MARK))
+            main = int(m.group(), 16) if m else main
         elif raw.startswith(("Thread 0x", "Current thread 0x")):
-            ident = raw.split("0x", 1)[1].split()[0]
-            taking = int(ident, 16) == main
+            m = _HEX.match(raw, raw.index("0x") + 2)
+            taking = m is not None and int(m.group(), 16) == main
             if taking:
                 stack = []
                 stacks.append(())

@@ -460,10 +460,6 @@ class ThinReader:
             self._lines = []
         return self._hasher.hexdigest()
 
-    def close(self) -> None:
-        """Stop reading the sources."""
-        self.source.close()
-
     def error(self, message: str) -> LogError:
         if self._own_lineno is not None:
             return LogError(self.run.path, self._own_lineno, message)

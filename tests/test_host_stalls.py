@@ -1,16 +1,21 @@
 """Stalls of the host's event loop: measured on a dial, and their stacks caught while they
 happen (``host.stalls``, ``arena host --stall-trace``).
 
-The watch's trace is Python's faulthandler, re-armed before each sleep: the tests hold a
-loop in Python code and in one long C call (which keeps the interpreter's lock, so nothing
-written in Python could look at the stack until it returned) and require the stack of each
-stall, with its length, in the file.
+The watch's trace is a watchdog thread given a deadline before each sleep, with Python's
+faulthandler behind it for a stall inside one long C call (which keeps the interpreter's
+lock, so nothing written in Python could look at the stack until it returned): the tests
+hold a loop in Python code and in one long C call and require the stack of each stall,
+with its length, in the file; and a stall traced while another thread runs Python must not
+crash the process (faulthandler's lock-free read of the stacks did).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -214,3 +219,71 @@ def test_arena_host_writes_the_trace_beside_its_log_only_when_asked(tmp_path: Pa
     proc, _ = start_host("--log", str(log2), "--season", str(season))
     stop(proc)
     assert not trace_path(log2).exists()
+
+
+_BUSY_BESIDE = textwrap.dedent(
+    """
+    import asyncio, sys, threading, time
+    from pathlib import Path
+    from arena_tui.host.stalls import LoopWatch
+
+    stop = False
+
+    def calls() -> None:  # another thread running Python: its frames come and go, deep
+        def deeper(n: int) -> int:  # enough to take and free stack memory (not at 50)
+            return 0 if n == 0 else deeper(n - 1) + 1
+        while not stop:
+            deeper(300)
+
+    def spin(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    async def main() -> None:
+        watch = LoopWatch(trace=Path(sys.argv[1]), trace_after_ms=1, tick_s=0.001)
+        task = asyncio.create_task(watch.run())
+        await asyncio.sleep(0.05)
+        spin(float(sys.argv[2]))  # a stall: its stacks are written every 2 ms
+        await asyncio.sleep(0.05)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    busy = threading.Thread(target=calls)
+    busy.start()
+    asyncio.run(main())
+    stop = True
+    busy.join()
+    print("alive")
+    """
+)
+
+
+def test_a_stall_traced_while_another_thread_runs_python_is_survived(tmp_path: Path) -> None:
+    """The stacks of a stall are written while the host's other threads run Python (its
+    feed reader does): reading their frames without the interpreter's lock, as
+    faulthandler's C thread does, crashed the process (SIGSEGV within a second here, each
+    time); the watchdog reads them holding it."""
+    script, trace = tmp_path / "busy.py", tmp_path / "season.jsonl.stalls"
+    script.write_text(_BUSY_BESIDE)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, str(script), str(trace), "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert (done.returncode, done.stdout) == (0, "alive\n"), done.stderr[-2000:]
+    # (at 1 ms, the busy thread's turns with the lock are stalls too: the spin is the longest)
+    stall = max(read_trace(trace), key=lambda s: s.ms)
+    assert stall.ms >= 3900 and len(stall.stacks) >= 100  # (one every 2 ms: many)
+    # the stacks are the spin's, but for a few at its ends (the loop's select or the
+    # coroutine around it, waiting for the lock the busy thread had as 1 ms was up)
+    spun = [s for s in stall.stacks if s and s[0].endswith("(spin)")]
+    assert len(spun) >= 0.95 * len(stall.stacks)
+    assert all(s[1].endswith("(main)") for s in spun)

@@ -57,7 +57,7 @@ class HostOptions:
     freeze_gc: bool = False
     readers_port: int | None = None  # the public reads from a child process too (host.readers)
     # the stacks of the loop's stalls longer than this go beside the log (host.stalls);
-    # faulthandler's watchdog is the process's: only ``arena host``'s own process sets it
+    # faulthandler's timer (its fallback) is the process's: one host with it at a time
     stall_trace_ms: int | None = None
 
 

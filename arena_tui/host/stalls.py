@@ -5,15 +5,21 @@ group commit) runs on one event loop, so anything that holds that loop (a long c
 a C call that keeps the interpreter's lock, the garbage collector, the machine itself) delays
 every order at once. ``LoopWatch`` wakes every ``TICK_S`` and measures how late it woke: the
 ``arena_loop_lag_seconds`` histogram on ``/metrics`` and the count of stalls over
-``--stall-trace``. With ``--stall-trace MS`` it also arms Python's ``faulthandler`` before
-each sleep: a C thread that needs no interpreter lock writes every thread's stack to the
-trace file if the loop has not woken ``MS`` after it should have, so a stall is caught while
-it happens (a sampler in Python could only run once it is over). When the loop wakes again
-the watch appends one line saying how long the stall lasted and when, so each stack in the
-file is followed by its stall's length.
+``--stall-trace``. With ``--stall-trace MS`` a watchdog thread is given a deadline before
+each sleep: if the loop has not woken ``MS`` after it should have, the watchdog writes every
+thread's stack to the trace file (``sys._current_frames``, in faulthandler's format), again
+every ``tick + MS`` while the stall lasts, so a stall is caught while it happens. When the
+loop wakes again the watch appends one line saying how long the stall lasted and when, so
+each stack in the file is followed by its stall's length.
 
-``faulthandler``'s watchdog is one per process: only ``arena host``'s own process arms it
-(``HostOptions.stall_trace_ms``, set by the command), never a host run inside a test.
+A stall inside one long C call keeps the interpreter's lock, so no Python thread can look
+at the stack until the call returns. For that case only, Python's ``faulthandler`` is armed
+``C_FALLBACK_S`` after each deadline; the watchdog cancels it as soon as it holds the lock.
+faulthandler's C thread reads the other threads' frames without the lock, which crashes the
+process if one of them runs Python meanwhile (measured: a dump every 0.5 ms beside one thread
+calling functions segfaults within seconds); firing only when no thread could take the lock
+for ``C_FALLBACK_S`` keeps it to the case it is for. faulthandler's timer is one per
+process: only one ``LoopWatch`` with a trace runs at a time.
 """
 
 from __future__ import annotations
@@ -22,14 +28,18 @@ import asyncio
 import faulthandler
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import IO
 
-TICK_S = 0.1  # how often the watch wakes (arming faulthandler costs ~0.2 ms a wake)
+TICK_S = 0.1  # how often the watch wakes (arming the watchdog: ~0.07 ms a wake)
+C_FALLBACK_S = 0.1  # the watchdog held off the lock this long past a deadline: faulthandler
+MAX_FRAMES = 100  # a stack's innermost frames written (faulthandler's limit too)
 TRACE_SUFFIX = ".stalls"  # the trace file beside the log: ``season.jsonl.stalls``
 MAIN_MARK = "# the loop's thread: 0x"  # written at the start: whose stack is the loop's
 STALL_MARK = "# stall: the loop woke "  # written when the loop runs again
@@ -69,22 +79,25 @@ class LoopWatch:
 
     async def run(self) -> None:
         clock = time.perf_counter
+        dog: Watchdog | None = None
         if self.trace is not None:
             self._file = open(self.trace, "ab")  # noqa: SIM115 (closed in finally)
             self._say(f"{MAIN_MARK}{threading.get_ident():x}\n")
+            dog = Watchdog(self._file.fileno(), self.tick_s + self.after_s).start()
         try:
             while True:
-                if self._file is not None:
-                    faulthandler.dump_traceback_later(  # (again every as long, while it lasts)
-                        self.tick_s + self.after_s, repeat=True, file=self._file
-                    )
                 due, ran, all_ran = clock() + self.tick_s, time.thread_time(), time.process_time()
+                if dog is not None:
+                    dog.arm(due + self.after_s)
                 await asyncio.sleep(self.tick_s)
+                if dog is not None:
+                    dog.disarm()  # (whatever it wrote of this stall is in before its line)
                 late = max(0.0, clock() - due)
                 self._seen(late, time.thread_time() - ran, time.process_time() - all_ran)
         finally:
+            if dog is not None:
+                dog.stop()
             if self._file is not None:
-                faulthandler.cancel_dump_traceback_later()
                 self._file.close()
                 self._file = None
 
@@ -112,6 +125,80 @@ class LoopWatch:
     def _say(self, text: str) -> None:
         assert self._file is not None
         os.write(self._file.fileno(), text.encode())  # (faulthandler writes the fd too)
+
+
+class Watchdog:
+    """The thread that writes every thread's stack when the loop misses its deadline.
+
+    ``arm(deadline)`` before each sleep (``time.perf_counter`` seconds), ``disarm()`` on
+    waking. A deadline passed while armed is a stall: the stacks go to ``fd`` at once, then
+    every ``every`` seconds until the loop disarms. Each arm also sets faulthandler to dump
+    ``C_FALLBACK_S`` after the deadline, for a stall that keeps the interpreter's lock (the
+    watchdog cannot run then); the watchdog cancels it whenever it runs first."""
+
+    def __init__(self, fd: int, every: float) -> None:
+        self.fd, self.every = fd, every
+        self._cv = threading.Condition()
+        self._deadline: float | None = None
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="arena-stall-watchdog", daemon=True)
+
+    def start(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def arm(self, deadline: float) -> None:
+        with self._cv:
+            idle, self._deadline = self._deadline is None, deadline
+            self._fallback(deadline)
+            if idle:  # (a later deadline it finds when it wakes for the earlier one)
+                self._cv.notify()
+
+    def disarm(self) -> None:
+        with self._cv:  # (waits for a dump under way: it belongs to the stall just over)
+            self._deadline = None
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stopped = True
+            self._cv.notify()
+        self._thread.join()
+        faulthandler.cancel_dump_traceback_later()
+
+    def _fallback(self, deadline: float) -> None:
+        after = max(0.001, deadline + C_FALLBACK_S - time.perf_counter())
+        faulthandler.dump_traceback_later(after, repeat=True, file=self.fd)
+
+    def _run(self) -> None:
+        with self._cv:
+            while not self._stopped:
+                deadline, now = self._deadline, time.perf_counter()
+                if deadline is None or now < deadline:
+                    self._cv.wait(None if deadline is None else deadline - now)
+                    continue
+                faulthandler.cancel_dump_traceback_later()  # this thread runs: no C stall
+                os.write(self.fd, stacks_text(threading.get_ident()).encode(errors="replace"))
+                self._deadline = time.perf_counter() + self.every
+                self._fallback(self._deadline)
+
+
+def stacks_text(skip: int) -> str:
+    """Every thread's stack but ``skip``'s, innermost frame first, as faulthandler writes
+    them (``Thread 0x...`` then one ``  File "...", line N in f`` per frame)."""
+    rows: list[str] = []
+    for ident, frame in sys._current_frames().items():
+        if ident == skip:
+            continue
+        rows.append(f"Thread 0x{ident:016x} (most recent call first):")
+        f: FrameType | None = frame
+        for _ in range(MAX_FRAMES):
+            if f is None:
+                break
+            code = f.f_code
+            rows.append(f'  File "{code.co_filename}", line {f.f_lineno} in {code.co_name}')
+            f = f.f_back
+        rows.append("")
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,8 @@ def test_no_stall_no_stack_and_short_holds_are_only_measured(tmp_path: Path) -> 
 
     watch = asyncio.run(run())
     assert watch.stalls == 0 and read_trace(trace) == []
-    assert "Timeout" not in trace.read_text()  # the watchdog never fired
+    text = trace.read_text()
+    assert "Timeout" not in text and "Thread 0x" not in text  # neither watchdog wrote
     assert max(lags) >= 0.1  # the hold was measured
     samples = {
         (s.name, s.labels.get("le")): s.value

@@ -140,6 +140,7 @@ class Watchdog:
         self.fd, self.every = fd, every
         self._cv = threading.Condition()
         self._deadline: float | None = None
+        self._idle = False  # waiting with no deadline (only then does an arm wake it)
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="arena-stall-watchdog", daemon=True)
 
@@ -149,9 +150,9 @@ class Watchdog:
 
     def arm(self, deadline: float) -> None:
         with self._cv:
-            idle, self._deadline = self._deadline is None, deadline
+            self._deadline = deadline
             self._fallback(deadline)
-            if idle:  # (a later deadline it finds when it wakes for the earlier one)
+            if self._idle:  # (else it finds this later deadline waking for the earlier one)
                 self._cv.notify()
 
     def disarm(self) -> None:
@@ -174,7 +175,9 @@ class Watchdog:
             while not self._stopped:
                 deadline, now = self._deadline, time.perf_counter()
                 if deadline is None or now < deadline:
+                    self._idle = deadline is None
                     self._cv.wait(None if deadline is None else deadline - now)
+                    self._idle = False
                     continue
                 faulthandler.cancel_dump_traceback_later()  # this thread runs: no C stall
                 os.write(self.fd, stacks_text(threading.get_ident()).encode(errors="replace"))

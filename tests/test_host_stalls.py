@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from arena_tui.cli import app
 from arena_tui.commands.host import parse_stall_trace
 from arena_tui.host.metrics import Dials
-from arena_tui.host.stalls import LoopWatch, Stall, read_trace, trace_path
+from arena_tui.host.stalls import C_FALLBACK_S, LoopWatch, Stall, read_trace, trace_path
 from tests.hostkit import hosted, season_file, wait_until
 from tests.test_host_cli import start_host, stop
 
@@ -43,9 +43,11 @@ def _spin_in_c() -> None:
     sum(range(60_000_000))  # one C call that never lets go of the interpreter's lock
 
 
-def watched(trace: Path | None, hold: Callable[[], None], after_ms: int) -> LoopWatch:
+def watched(
+    trace: Path | None, hold: Callable[[], None], after_ms: int, fallback_s: float = C_FALLBACK_S
+) -> LoopWatch:
     async def run() -> LoopWatch:
-        watch = LoopWatch(trace=trace, trace_after_ms=after_ms, tick_s=0.02)
+        watch = LoopWatch(trace=trace, trace_after_ms=after_ms, tick_s=0.02, fallback_s=fallback_s)
         task = asyncio.create_task(watch.run())
         await asyncio.sleep(0.1)
         hold()
@@ -126,10 +128,27 @@ def test_a_stall_inside_one_c_call_is_caught_while_it_lasts(tmp_path: Path) -> N
     if took < 0.3:
         pytest.skip(f"this machine sums the range in {took:.2f} s: too short to stall")
     trace = tmp_path / "season.jsonl.stalls"
-    watched(trace, _spin_in_c, after_ms=100)
+    watched(trace, _spin_in_c, after_ms=100, fallback_s=0.1)  # faulthandler, during the call
     [stall] = read_trace(trace)
-    assert stall.ms >= 100
+    assert stall.ms >= 100 and "Timeout" in trace.read_text()
     assert stall.stack[0].endswith("(_spin_in_c)")  # the Python line that made the C call
+
+
+def test_a_stall_inside_one_c_call_is_written_by_the_watchdog_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    """Without faulthandler (its fallback a minute away), the watchdog, holding the lock
+    the moment the call lets go of it, still finds the frame that made the call innermost."""
+    started = time.perf_counter()
+    _spin_in_c()
+    took = time.perf_counter() - started
+    if took < 0.3:
+        pytest.skip(f"this machine sums the range in {took:.2f} s: too short to stall")
+    trace = tmp_path / "season.jsonl.stalls"
+    watched(trace, _spin_in_c, after_ms=100, fallback_s=60)
+    [stall] = read_trace(trace)
+    assert stall.ms >= 100 and "Timeout" not in trace.read_text()
+    assert stall.stack[0].endswith("(_spin_in_c)")
 
 
 def test_no_stall_no_stack_and_short_holds_are_only_measured(tmp_path: Path) -> None:

@@ -13,13 +13,16 @@ loop wakes again the watch appends one line saying how long the stall lasted and
 each stack in the file is followed by its stall's length.
 
 A stall inside one long C call keeps the interpreter's lock, so no Python thread can look
-at the stack until the call returns. For that case only, Python's ``faulthandler`` is armed
-``C_FALLBACK_S`` after each deadline; the watchdog cancels it as soon as it holds the lock.
-faulthandler's C thread reads the other threads' frames without the lock, which crashes the
-process if one of them runs Python meanwhile (measured: a dump every 0.5 ms beside one thread
-calling functions segfaults within seconds); firing only when no thread could take the lock
-for ``C_FALLBACK_S`` keeps it to the case it is for. faulthandler's timer is one per
-process: only one ``LoopWatch`` with a trace runs at a time.
+at the stack until the call returns: the watchdog then writes it at once, and the frame that
+made the call is still the innermost (measured). For a stall that does not end (a hang in C)
+Python's ``faulthandler`` is armed ``C_FALLBACK_S`` (1 s) after each deadline; the watchdog
+cancels it whenever it runs first. faulthandler's C thread reads the other threads' frames
+without the lock, which crashes the process if one of them runs Python meanwhile (measured:
+a dump every 0.5 ms beside one thread calling functions segfaults within seconds). It fires
+only when the watchdog could not run for a second past a deadline: a hang, a C call that
+long, or a process stopped or starved of CPU that long (then it races the threads waking:
+the one case left where it could crash). faulthandler's timer is one per process: only one
+``LoopWatch`` with a trace runs at a time.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from types import FrameType
 from typing import IO
 
 TICK_S = 0.1  # how often the watch wakes (arming the watchdog: ~0.07 ms a wake)
-C_FALLBACK_S = 0.1  # the watchdog held off the lock this long past a deadline: faulthandler
+C_FALLBACK_S = 1.0  # the watchdog held off the lock this long past a deadline: faulthandler
 MAX_FRAMES = 100  # a stack's innermost frames written (faulthandler's limit too)
 TRACE_SUFFIX = ".stalls"  # the trace file beside the log: ``season.jsonl.stalls``
 MAIN_MARK = "# the loop's thread: 0x"  # written at the start: whose stack is the loop's
@@ -62,10 +65,13 @@ class LoopWatch:
         trace: Path | None = None,
         trace_after_ms: int = 250,
         tick_s: float = TICK_S,
+        fallback_s: float = C_FALLBACK_S,
     ) -> None:
         """``trace``: the file the stacks of stalls longer than ``trace_after_ms`` go to
-        (None: no trace; the lateness is measured either way)."""
+        (None: no trace; the lateness is measured either way); ``fallback_s``: when
+        faulthandler writes them instead, the watchdog not having run since the deadline."""
         self.trace = trace
+        self.fallback_s = fallback_s
         self.after_s = trace_after_ms / 1000
         self.tick_s = tick_s
         self.stalls = 0  # wakes later than ``trace_after_ms``
@@ -83,7 +89,8 @@ class LoopWatch:
         if self.trace is not None:
             self._file = open(self.trace, "ab")  # noqa: SIM115 (closed in finally)
             self._say(f"{MAIN_MARK}{threading.get_ident():x}\n")
-            dog = Watchdog(self._file.fileno(), self.tick_s + self.after_s).start()
+            every = self.tick_s + self.after_s
+            dog = Watchdog(self._file.fileno(), every, self.fallback_s).start()
         try:
             while True:
                 due, ran, all_ran = clock() + self.tick_s, time.thread_time(), time.process_time()
@@ -133,11 +140,11 @@ class Watchdog:
     ``arm(deadline)`` before each sleep (``time.perf_counter`` seconds), ``disarm()`` on
     waking. A deadline passed while armed is a stall: the stacks go to ``fd`` at once, then
     every ``every`` seconds until the loop disarms. Each arm also sets faulthandler to dump
-    ``C_FALLBACK_S`` after the deadline, for a stall that keeps the interpreter's lock (the
+    ``fallback_s`` after the deadline, for a stall that keeps the interpreter's lock (the
     watchdog cannot run then); the watchdog cancels it whenever it runs first."""
 
-    def __init__(self, fd: int, every: float) -> None:
-        self.fd, self.every = fd, every
+    def __init__(self, fd: int, every: float, fallback_s: float = C_FALLBACK_S) -> None:
+        self.fd, self.every, self.fallback_s = fd, every, fallback_s
         self._cv = threading.Condition()
         self._deadline: float | None = None
         self._idle = False  # waiting with no deadline (only then does an arm wake it)
@@ -167,7 +174,7 @@ class Watchdog:
         faulthandler.cancel_dump_traceback_later()
 
     def _fallback(self, deadline: float) -> None:
-        after = max(0.001, deadline + C_FALLBACK_S - time.perf_counter())
+        after = max(0.001, deadline + self.fallback_s - time.perf_counter())
         faulthandler.dump_traceback_later(after, repeat=True, file=self.fd)
 
     def _run(self) -> None:

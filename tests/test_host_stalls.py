@@ -121,12 +121,16 @@ def test_a_stall_the_loop_spent_waiting_shows_it_did_not_run(tmp_path: Path) -> 
     assert stall.stack[0].endswith("(<lambda>)")
 
 
-def test_a_stall_inside_one_c_call_is_caught_while_it_lasts(tmp_path: Path) -> None:
+def _skip_unless_the_c_call_stalls() -> None:
     started = time.perf_counter()
     _spin_in_c()
     took = time.perf_counter() - started
     if took < 0.3:
         pytest.skip(f"this machine sums the range in {took:.2f} s: too short to stall")
+
+
+def test_a_stall_inside_one_c_call_is_caught_while_it_lasts(tmp_path: Path) -> None:
+    _skip_unless_the_c_call_stalls()
     trace = tmp_path / "season.jsonl.stalls"
     watched(trace, _spin_in_c, after_ms=100, fallback_s=0.1)  # faulthandler, during the call
     [stall] = read_trace(trace)
@@ -139,11 +143,7 @@ def test_a_stall_inside_one_c_call_is_written_by_the_watchdog_when_it_returns(
 ) -> None:
     """Without faulthandler (its fallback a minute away), the watchdog, holding the lock
     the moment the call lets go of it, still finds the frame that made the call innermost."""
-    started = time.perf_counter()
-    _spin_in_c()
-    took = time.perf_counter() - started
-    if took < 0.3:
-        pytest.skip(f"this machine sums the range in {took:.2f} s: too short to stall")
+    _skip_unless_the_c_call_stalls()
     trace = tmp_path / "season.jsonl.stalls"
     watched(trace, _spin_in_c, after_ms=100, fallback_s=60)
     [stall] = read_trace(trace)

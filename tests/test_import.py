@@ -308,6 +308,17 @@ def test_refuses_to_overwrite_and_both_meta_sources(tmp_path: Path) -> None:
     assert "not both" in msg
 
 
+def test_an_unreachable_meta_fails_before_the_files_are_read(tmp_path: Path) -> None:
+    """Meta is fetched first: offline, the one-line error (with its --meta hint) comes at
+    once, not after a scan of the whole input (minutes for a big archive)."""
+    src = tmp_path / "bad.txt"
+    src.write_text("not a collector line\n")  # pass 1 would stop here, naming the line
+    url = "http://127.0.0.1:9/info"  # (nothing listens: refused at once)
+    msg = one_error_line(arena_here("import", "hftbacktest", str(src), "--info-url", url))
+    assert "cannot fetch meta" in msg and "--meta" in msg and f"{src}:1" not in msg, msg
+    assert list(tmp_path.iterdir()) == [src]
+
+
 @pytest.fixture
 def meta_server() -> Iterator[tuple[str, list[bytes]]]:
     """A fake Hyperliquid info endpoint on loopback answering meta with the 2023 fixture."""

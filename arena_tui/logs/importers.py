@@ -326,6 +326,8 @@ def import_files(
 ) -> Summary:
     """Check ``paths``, look their coins up in ``meta``, and write them as one log.
 
+    Meta is read (or fetched) first, so an unreachable or malformed one fails at once.
+
     One file's lines are the log's in the same order, so the day cache (``logs.daycache``)
     is built from them as pass 1 checks them, the log's body is written from the lines it
     kept (``DayCacheWriter.written``: the source is not read twice), and the cache is kept
@@ -333,6 +335,8 @@ def import_files(
     log's cache is kept by reading it (``logs.daykeep``)."""
     if out is not None:
         _refuse_existing(out)
+    # meta first: an unreachable or bad meta is said before the files are read, not after
+    universe = get_markets(meta_file, info_url)
     writer = None
     if len(paths) == 1 and cache_enabled():
         from arena_tui.logs.daywrite import DayCacheWriter  # brings numpy: here, not on top
@@ -342,7 +346,6 @@ def import_files(
         s = scan(paths, fmt, progress, writer.add if writer is not None and writer.active else None)
         if not s.coins:
             raise SourceError(", ".join(paths), None, "no market data (l2Book, trades) to import")
-        universe = get_markets(meta_file, info_url)
         try:
             chosen = select(universe, list(s.coins))
         except MetaError as exc:

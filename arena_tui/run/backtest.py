@@ -32,11 +32,13 @@ from arena_tui.run.hooks import Guard, HookTimeout
 from arena_tui.run.ledger import Ledger
 from arena_tui.run.market import MarketView
 from arena_tui.run.parts import (
+    NOTHING_READ,
     BacktestError,
     BacktestResult,
     Entrant,
     ExitValue,
     LiveSource,
+    Reads,
     Status,
     check_names,
 )
@@ -121,7 +123,10 @@ class Backtest:
         self.own_inputs = 0
         # the strategy input being applied (a viewer reads a Rejected order's asset in it)
         self.applying: dict[str, Any] | None = None
-        self.raw = b""  # the bytes of the input being applied (for the subscribers)
+        # the bytes of the input being applied (for the subscribers); None: a log line's,
+        # not read yet (``_reads.raw`` when someone needs them)
+        self.raw: bytes | None = b""
+        self._reads: Reads = NOTHING_READ
         self.ledger = Ledger()
         for e in self.entrants:  # an entry's fills are read from the ledger's flat store
             if not e.stats.fills:
@@ -260,7 +265,7 @@ class Backtest:
         strategies at its first input's time rather than at the season's start."""
         start, late = self.season.start, source.late
         write = source.writer(self.log)  # (no run log: nothing to gather)
-        reads = source.reads
+        self._reads = source.reads
         registered = False
         queue, gated = self.queue, self.gate is not None
         lines = source.lines()
@@ -274,9 +279,9 @@ class Backtest:
                     registered = True
                 if gated or (queue and queue[0][0] < t):  # (the gate is asked every line)
                     self._flush(t)
-                self.raw = raw = reads.raw
+                self.raw = None  # (read from the source only if someone needs them)
                 if write is not None:
-                    write(raw)
+                    write()
                 try:
                     self._apply(line)
                 except MalformedInput as exc:
@@ -308,7 +313,11 @@ class Backtest:
                 hooks.book(hl, t)
             elif type(hl) is AssetCtx:
                 hooks.ctx(hl, t)
+        if not out and not self._observers:
+            return out
         raw = self.raw
+        if raw is None:
+            raw = self.raw = self._reads.raw
         if out:  # the run's own ledger reads only inputs that made events
             self.ledger.observe(line, raw, out)
         for observe in self._observers:

@@ -129,7 +129,6 @@ class DaySource:
         self.hooks = hooks
         self.progress = progress
         self.every = every
-        self.raw = b""
         self.reads = self  # whose ``raw`` is the bytes of the line last yielded
         self.n = 0
         self.last_t: int | None = None
@@ -145,17 +144,24 @@ class DaySource:
         return self._day
 
     @property
+    def raw(self) -> bytes:
+        """The bytes of the line last yielded, from the mapping (read only when asked: a
+        line nobody logs or observes is never copied)."""
+        day = self._day
+        return b"" if day is None else day.raw(self._i)
+
+    @property
     def index(self) -> int:
         """The index of the line last yielded in its day."""
         return self._i
 
-    def writer(self, log: RunLog | ThinRunLog) -> Callable[[bytes], None] | None:
+    def writer(self, log: RunLog | ThinRunLog) -> Callable[[], None] | None:
         """What the runner's loop calls with each line it applies, for the run log: here
         only a mark that the line is in it (``_hand_over`` gives the log its bytes, whole
         runs of lines at once, before a strategy's input is written after them)."""
         return self._passed if log.gathers else None
 
-    def _passed(self, raw: bytes) -> None:
+    def _passed(self) -> None:
         self._upto = self._i + 1
 
     def _hand_over(self) -> None:
@@ -249,7 +255,6 @@ class DaySource:
                             t >= limit or not _inert(kind, coins[j], states, trade_hooks)
                         ):
                             _catch_up(engine, day, scan.take_held())
-                        self.raw = day.raw(j)
                         self._i = self._upto = j  # (the loop's writer marks this line in too)
                         yield line  # the loop applied it, and what was queued first
                     last_t = t

@@ -53,6 +53,21 @@ class NotStarted(BacktestError):
         return cls(f"stopped before any input of season {season.id} ({starts} on): nothing traded")
 
 
+class Reads(Protocol):
+    """A source's reader: ``raw``, the bytes of the line it yielded last (read when asked:
+    a pass reads them only for the run log or a subscriber)."""
+
+    @property
+    def raw(self) -> bytes: ...
+
+
+class _NothingRead:
+    raw = b""
+
+
+NOTHING_READ: Reads = _NothingRead()  # a runner's before its pass
+
+
 class LineSource(Protocol):
     """What the pass reads: inputs in ``t`` order, each with the bytes to log for it."""
 

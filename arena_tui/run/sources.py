@@ -68,10 +68,13 @@ class Counted:
     def error(self, message: str) -> Exception:
         return self.source.error(message)
 
-    def writer(self, log: RunLog | ThinRunLog) -> Callable[[bytes], None] | None:
-        """What the runner's loop calls with each line it applies, for the run log: the
-        log's ``write`` (None: no run log, nothing to gather)."""
-        return log.write if log.gathers else None
+    def writer(self, log: RunLog | ThinRunLog) -> Callable[[], None] | None:
+        """What the runner's loop calls for each line it applies, for the run log: the
+        log's ``write`` of the line's bytes (None: no run log, nothing to gather)."""
+        if not log.gathers:
+            return None
+        write, reads = log.write, self.reads
+        return lambda: write(reads.raw)
 
     def finish(self, end: int) -> None:
         """The season ended (at ``end``) before the source did."""

@@ -292,6 +292,47 @@ def test_without_a_run_log_no_line_is_handed_over_at_all(
     assert summary(warm) == summary(first) and warm.fill_events
 
 
+def test_without_a_run_log_a_line_is_read_only_for_the_ledger_of_its_events(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm pass with no run log and no subscriber reads a line's bytes from the day
+    only for a log line whose events the ledger keeps (its notes), never for the books it
+    yields to hooks, and is the same run."""
+    from arena_tui.logs.dayread import CachedDay
+    from arena_tui.run.ledger import Ledger
+
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    season = resolve_season([str(day)], None)
+    first = Backtest(RunConfig(cache=True), season, entrants("reader")).run([str(day)])
+    reads: list[int] = []
+    ledgered: list[bytes] = []
+    books: list[int] = []
+    raw_of, observe = CachedDay.raw, Ledger.observe
+
+    def raw(self: CachedDay, i: int) -> bytes:
+        reads.append(i)
+        return raw_of(self, i)
+
+    def ledger_observe(self: Ledger, line: Any, raw: bytes, out: list[ev.AnyEvent]) -> None:
+        if self.run is not None and self.run.applying is None:
+            ledgered.append(raw)  # a log line with events: its bytes, read for the notes
+        observe(self, line, raw, out)
+
+    class Counting(Reader):
+        def on_book(self, ctx: Context, book: Book) -> None:
+            books.append(ctx.t)
+            super().on_book(ctx, book)
+
+    monkeypatch.setattr(CachedDay, "raw", raw)
+    monkeypatch.setattr(Ledger, "observe", ledger_observe)
+    both = [Entrant("reader", Counting(), HERE), Entrant("minutely", Minutely(), HERE)]
+    warm = Backtest(RunConfig(cache=True), season, both).run([str(day)])
+    assert summary(warm) == summary(first) and warm.fill_events
+    assert len(books) > 1000 and len(reads) == len(ledgered) < len(books) / 10
+    assert all(json.loads(r)["t"] for r in ledgered)  # each read is a whole line
+
+
 def test_arena_backtest_writes_the_same_run_directory_with_and_without_the_cache(
     day: Path, tmp_path: Path
 ) -> None:

@@ -150,9 +150,11 @@ def backtest_command(
     """
     # the run's modules here, not at the top: --help and the other commands need none of them
     from arena_tui.logs.catalog import expand_logs
+    from arena_tui.report import statsworker
     from arena_tui.report.judging import check_epoch
     from arena_tui.report.render import write_report
     from arena_tui.report.rundata import Collector
+    from arena_tui.report.verdict import may_need_intervals
     from arena_tui.run.build import build_backtest, check_order
 
     fields: Fields = run_fields(ctx) | {
@@ -206,6 +208,8 @@ def backtest_command(
     )
     chosen = bt.season
     logs_read = list(config.logs)
+    if may_need_intervals(chosen.end - chosen.start, config.epoch):
+        statsworker.start()  # arch imported in a second process, on the other core
     if watch is not None:
         watched = watch(bt, logs_read, config.strategy_path().name)
         if watched is None:

@@ -61,6 +61,13 @@ def _arch() -> Any:
     return arch.bootstrap
 
 
+def warm() -> None:
+    """Import what the statistics need now (``report.statsworker``'s child does, while the
+    pass runs)."""
+    _arch()
+    from scipy import stats as _st  # noqa: F401
+
+
 def truncate(x: float) -> int:
     """A float statistic as the block scores' integers: truncated toward zero."""
     return int(x) if math.isfinite(x) else 0
@@ -138,7 +145,21 @@ class MeanInterval:
 
 
 def mean_interval(values: Sequence[int], seed: int, resamples: int = RESAMPLES) -> MeanInterval:
-    """The stationary bootstrap of the mean of ``values`` (see the module docstring)."""
+    """The stationary bootstrap of the mean of ``values`` (see the module docstring); in
+    ``report.statsworker``'s child when one runs (the same numbers), else here."""
+    from arena_tui.report import statsworker
+
+    worker = statsworker.running()
+    if worker is not None:
+        try:
+            got: MeanInterval = worker.call("mean_interval", list(values), seed, resamples)
+            return got
+        except statsworker.Failed:
+            pass
+    return _mean_interval(values, seed, resamples)
+
+
+def _mean_interval(values: Sequence[int], seed: int, resamples: int) -> MeanInterval:
     import numpy as np
 
     n = len(values)
@@ -275,3 +296,7 @@ def mcs(variants: Sequence[Sequence[int]], seed: int, resamples: int = TEST_RESA
         )
         test.compute()
     return sorted(int(str(i)) for i in test.included)
+
+
+# what ``report.statsworker``'s child may be asked to compute, by name
+WORKER_CALLS = {"mean_interval": _mean_interval}

@@ -65,6 +65,14 @@ def choose_epoch(span_ms: int) -> str:
     return EPOCHS[-1]
 
 
+def may_need_intervals(span_ms: int, epoch: str | None) -> bool:
+    """Whether a run over ``span_ms`` may be cut into ``stats.MIN_BLOCKS`` blocks or more
+    at ``epoch`` (None or ``auto``: chosen for it): only then can its verdict call for a
+    bootstrap interval (``report.statsworker`` is started for it before the pass)."""
+    text = choose_epoch(span_ms) if epoch is None or epoch == "auto" else epoch
+    return -(-max(0, span_ms) // parse_epoch(text)) >= stats.MIN_BLOCKS
+
+
 def span_words(span_ms: int) -> str:
     """A run's length for a person: ``6 h``, ``3 days``, ``45 min``."""
     minutes = -(-span_ms // MINUTE_MS)

@@ -35,7 +35,9 @@ can check an answer against the figures beside it. The same series and seed give
 numbers: arch draws from ``numpy.random.default_rng(seed)``.
 
 ``arch`` is imported when first needed (it brings numpy, scipy and pandas: about two
-seconds), so commands that judge nothing never pay for it.
+seconds), so commands that judge nothing never pay for it; a backtest long enough to be
+judged has it imported in a second process while its pass runs, and ``mean_interval`` is
+computed there (``report.statsworker``; ``WORKER_CALLS`` is what it may be asked).
 """
 
 from __future__ import annotations

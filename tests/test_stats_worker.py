@@ -95,6 +95,25 @@ def test_a_dead_worker_costs_only_the_time() -> None:
     statsworker.stop()
 
 
+def test_a_wedged_worker_is_killed_and_the_call_made_here() -> None:
+    """A worker that stops answering (stopped here with SIGSTOP) never hangs the command:
+    past its patience it is killed, and the interval is computed in process."""
+    statsworker.stop()
+    statsworker.start()
+    w = statsworker.running()
+    assert w is not None
+    values = [3, 1, -4, 1, 5, -9, 2, 6, 5]
+    assert stats.mean_interval(values, seed=2, resamples=200) is not None  # it answers
+    w.patience_s = 0.5
+    os.kill(w.proc.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    got = stats.mean_interval(values, seed=2, resamples=200)
+    assert got == stats.WORKER_CALLS["mean_interval"](values, 2, 200)
+    assert time.monotonic() - t0 < 30 and statsworker.running() is None
+    assert w.proc.wait(timeout=10) == -signal.SIGKILL
+    statsworker.stop()
+
+
 def test_stop_ends_the_child_at_once_even_while_it_imports() -> None:
     statsworker.stop()
     statsworker.start()

@@ -6,7 +6,8 @@ with the machine's other core idle. A backtest long enough to be judged starts t
 first (:func:`start`): a child interpreter imports them on the other core while the engine
 runs, and ``stats.mean_interval`` is then computed there. It is the same function on the
 same libraries, so the same numbers, bit for bit (floats cross as pickles). A worker that
-cannot start, dies or fails a call costs nothing but the time: the call is made here.
+cannot start, dies, fails a call or does not answer within ``PATIENCE_S`` costs nothing but
+the time: the call is made here.
 
 The child reads ``(name, args)`` pickles on stdin and answers ``(ok, value)`` on stdout; it
 ignores SIGINT (the parent decides) and ends at EOF. At exit the parent closes its stdin and
@@ -18,6 +19,7 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import select
 import subprocess
 import sys
 import threading
@@ -46,6 +48,7 @@ while True:
     out.flush()
 """
 
+PATIENCE_S = 120.0  # an answer not come by then: the worker is killed, the call made here
 _lock = threading.Lock()
 _worker: Worker | None = None
 _at_exit = False
@@ -71,6 +74,7 @@ class Worker:
         )
         self.lock = threading.Lock()
         self.broken = False
+        self.patience_s = PATIENCE_S
 
     def call(self, name: str, *args: Any) -> Any:
         """``stats.WORKER_CALLS[name](*args)`` in the child; Failed if it cannot answer."""
@@ -81,6 +85,9 @@ class Worker:
             try:
                 pickle.dump((name, args), proc.stdin)
                 proc.stdin.flush()
+                if not select.select([proc.stdout], [], [], self.patience_s)[0]:
+                    proc.kill()  # wedged (its imports take 1-2 s, a call well under one)
+                    raise OSError("no answer")
                 ok, value = pickle.load(proc.stdout)
             except (OSError, EOFError, pickle.UnpicklingError, ValueError):
                 self.broken = True

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 import time
+import traceback
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec
@@ -120,9 +122,22 @@ def aio(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
 
     @functools.wraps(test)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
-        try:
-            asyncio.run(asyncio.wait_for(test(*args, **kwargs), TEST_S))
-        except TimeoutError:
-            raise AssertionError(f"{test.__name__} did not end within {TEST_S} s") from None
+        asyncio.run(_bounded(test(*args, **kwargs), test.__name__))
 
     return run
+
+
+async def _bounded(body: Coroutine[Any, Any, None], name: str) -> None:
+    """``body`` within ``TEST_S``; past it, the failure says where every thread and the
+    test's own coroutine were (a wait inside the test that times out fails as itself)."""
+    task = asyncio.ensure_future(body)
+    done, _ = await asyncio.wait({task}, timeout=TEST_S)
+    if task in done:
+        return task.result()
+    where = [f"{name} did not end within {TEST_S} s; the test was at:"]
+    where += [f"  {frame.f_code.co_filename}:{frame.f_lineno}" for frame in task.get_stack()]
+    for ident, frame in sys._current_frames().items():
+        where.append(f"thread {ident:#x}:")
+        where += ["  " + line.rstrip() for line in traceback.format_stack(frame)[-12:]]
+    task.cancel()
+    raise AssertionError("\n".join(where))

@@ -24,14 +24,19 @@ from tests.clirun import ROOT
 HOUR_MS = 3_600_000
 
 
-@pytest.fixture(scope="module")
-def worker() -> Iterator[statsworker.Worker]:
+def fresh_worker() -> statsworker.Worker:
+    """A new worker (the one before it stopped), started as a backtest starts it."""
     statsworker.stop()
-    os.environ.pop("ARENA_STATS_WORKER", None)
     statsworker.start()
     w = statsworker.running()
     assert w is not None
-    yield w
+    return w
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[statsworker.Worker]:
+    os.environ.pop("ARENA_STATS_WORKER", None)
+    yield fresh_worker()
     statsworker.stop()
 
 
@@ -82,10 +87,7 @@ def test_mean_interval_goes_through_the_worker_and_a_refusal_is_made_here(
 
 
 def test_a_dead_worker_costs_only_the_time() -> None:
-    statsworker.stop()
-    statsworker.start()
-    w = statsworker.running()
-    assert w is not None
+    w = fresh_worker()
     values = [10, -2, 4, 4, 9, -7, 3, 1, 0, 6]
     here = stats.WORKER_CALLS["mean_interval"](values, 11, 400)
     w.proc.kill()
@@ -98,10 +100,7 @@ def test_a_dead_worker_costs_only_the_time() -> None:
 def test_a_wedged_worker_is_killed_and_the_call_made_here() -> None:
     """A worker that stops answering (stopped here with SIGSTOP) never hangs the command:
     past its patience it is killed, and the interval is computed in process."""
-    statsworker.stop()
-    statsworker.start()
-    w = statsworker.running()
-    assert w is not None
+    w = fresh_worker()
     values = [3, 1, -4, 1, 5, -9, 2, 6, 5]
     assert stats.mean_interval(values, seed=2, resamples=200) is not None  # it answers
     w.patience_s = 0.5
@@ -115,10 +114,7 @@ def test_a_wedged_worker_is_killed_and_the_call_made_here() -> None:
 
 
 def test_stop_ends_the_child_at_once_even_while_it_imports() -> None:
-    statsworker.stop()
-    statsworker.start()
-    w = statsworker.running()
-    assert w is not None
+    w = fresh_worker()
     t0 = time.monotonic()
     statsworker.stop()
     assert w.proc.poll() is not None and time.monotonic() - t0 < 5

@@ -65,12 +65,18 @@ def choose_epoch(span_ms: int) -> str:
     return EPOCHS[-1]
 
 
+def epoch_of(span_ms: int, epoch: str | None) -> str:
+    """The block length a run over ``span_ms`` is cut at: ``epoch``, or (None or ``auto``)
+    the one chosen for it."""
+    return choose_epoch(span_ms) if epoch is None or epoch == "auto" else str(epoch)
+
+
 def may_need_intervals(span_ms: int, epoch: str | None) -> bool:
     """Whether a run over ``span_ms`` may be cut into ``stats.MIN_BLOCKS`` blocks or more
     at ``epoch`` (None or ``auto``: chosen for it): only then can its verdict call for a
     bootstrap interval (``report.statsworker`` is started for it before the pass)."""
-    text = choose_epoch(span_ms) if epoch is None or epoch == "auto" else epoch
-    return -(-max(0, span_ms) // parse_epoch(text)) >= stats.MIN_BLOCKS
+    block_ms = parse_epoch(epoch_of(span_ms, epoch))
+    return -(-max(0, span_ms) // block_ms) >= stats.MIN_BLOCKS
 
 
 def span_words(span_ms: int) -> str:
@@ -202,7 +208,7 @@ def verdict_doc(
     """
     length = max(0, span[1] - span[0])
     chosen = epoch is None or epoch == "auto"
-    text = choose_epoch(length) if chosen else str(epoch)
+    text = epoch_of(length, epoch)
     block_ms = parse_epoch(text)
     entries = ([(strategy.name, strategy.marks)] if strategy is not None else []) + list(others)
     lam = (rules.lambda_num, rules.lambda_den)

@@ -7,6 +7,9 @@ cimport cython
 
 cdef Py_ssize_t _QUOTE, _MINUS, _DOT, _ZERO, _NINE, _ONE
 cdef long long _E8_INT, _WHOLE_MAX, _BIG
+# the literals a level is cut at and the arrays' seed: C statics, not module-dict lookups
+cdef bytes _OPEN_PX, _SZ, _N, _OPEN_N, _PX
+cdef object _ZEROS, _NONE
 
 @cython.locals(k=Py_ssize_t, j=Py_ssize_t)
 cdef Py_ssize_t _literal(bytes raw, Py_ssize_t i, Py_ssize_t n, bytes lit)

@@ -271,12 +271,14 @@ def test_a_coin_with_bad_market_data_is_not_checked(
         (build.trades(T + 2, ("SOL", "1.5", "x", T, 1)), False),
         (build.ctx(T + 3, "HYPE", mark="12.5", oracle="12.4", funding="0.0001"), False),
         (build.ctx(T + 4, "ETH", mark="abc"), False),
+        # a decimal whose e8 is past int64: its coin unchecked, the cache kept all the same
+        (build.trades(T + 5, ("XRP", "100000000000", "1", T, 2)), False),
     ]
     path = tmp_path / "day.jsonl"
     path.write_bytes(encode(rows))
     day = build_cache(path)
     assert day.checked == {"BTC", "HYPE"}
-    assert day.row.tolist() == [0, -1, -1, 0, -1]
+    assert day.row.tolist() == [0, -1, -1, 0, -1, -1]
     assert_columns(day, path)  # the unchecked lines are decoded as they are
     day.close()
     assert open_day(path, ["BTC", "HYPE"]) is not None

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from arena_tui.logs import daywrite, importers
+from arena_tui.logs import daycols, daywrite, importers, logcheck
 from arena_tui.logs.dayformat import PRE, read_meta
 from arena_tui.logs.daykeep import keep_day
 from arena_tui.logs.daywrite import DayCacheWriter
@@ -93,6 +93,33 @@ def test_a_one_file_import_reads_its_source_once_and_writes_the_same_bytes(
     assert once == twice and len(once) > 0
 
 
+@pytest.mark.parametrize("fmt", sorted(SOURCES))
+def test_an_import_reads_each_book_s_levels_once(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 1's check of a book reads its levels' numbers, and the day cache's columns take
+    them as read: every read of levels (the check's, the columns') is counted, one a book.
+    The cache is still the one a reader of the written log keeps (the test above)."""
+    reads = [0]
+
+    def counted(read: Any) -> Any:
+        def wrapped(raw: bytes) -> Any:
+            reads[0] += 1
+            return read(raw)
+
+        return wrapped
+
+    for module in (logcheck, daycols):
+        for name in ("fast_form", "levels_e8"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, counted(getattr(module, name)))
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    s = import_files([str(SOURCES[fmt])], fmt, out=tmp_path / "day.jsonl.lz4", meta_file=META)
+    assert s.books > 10
+    assert reads[0] == s.books
+    assert day_file(tmp_path / "cache")  # and the cache was kept
+
+
 def test_a_cache_that_fails_midway_leaves_the_import_to_its_two_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -102,11 +129,13 @@ def test_a_cache_that_fails_midway_leaves_the_import_to_its_two_passes(
     add_many = DayCacheWriter.add_many
     batches = [0]
 
-    def full_disk(self: DayCacheWriter, raws: list[bytes], lines: list[Any]) -> None:
+    def full_disk(
+        self: DayCacheWriter, raws: list[bytes], lines: list[Any], read: Any = None
+    ) -> None:
         batches[0] += 1
         if batches[0] == 2:
             self.discard()  # what an OSError in add_many does
-        add_many(self, raws, lines)
+        add_many(self, raws, lines, read)
 
     monkeypatch.setattr(DayCacheWriter, "add_many", full_disk)
     monkeypatch.setattr(daywrite, "BATCH", 4)  # lines a batch: several batches

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -42,6 +43,9 @@ _LEVELS = msgspec.json.Decoder(tuple[list[Level], list[Level]])
 _LEVELS_OUT = msgspec.json.Encoder()
 _WHITESPACE = re.compile(rb"[ \t\r\n]")  # JSON's insignificant whitespace
 _SIDES = {"": SIDE_NONE, "B": SIDE_B, "A": SIDE_A}
+
+
+UNREAD: Any = object()  # ``Columns.add``'s ``read`` for a book whose levels were not read
 
 
 class Unfit(Exception):
@@ -76,12 +80,17 @@ class Columns:
             index = self._strings[value] = len(self._strings)
         return index
 
-    def add(self, raws: list[bytes], lines: list[Line], base: int) -> None:
+    def add(
+        self, raws: list[bytes], lines: list[Line], base: int, read: list[Any] | None = None
+    ) -> None:
         """A chunk of inputs, their bytes and decoded lines; ``base``: the blob offset of
-        the first. Appends each line's kind, coin and row."""
+        the first; ``read``: for each line, what a check already read of a book's levels
+        (``levels_e8``'s answer: None when not in the fast form; anything for another
+        line), or None: they are read here. Appends each line's kind, coin and row."""
         cols = self.cols
         kind, coin, row = cols["kind"].append, cols["coin"].append, cols["row"].append
-        for raw, line in zip(raws, lines, strict=True):
+        reads = [UNREAD] * len(lines) if read is None else read
+        for raw, line, got in zip(raws, lines, reads, strict=True):
             hl = line.hl
             if hl is None:
                 kind(KIND_OTHER)
@@ -90,7 +99,7 @@ class Columns:
             elif type(hl) is Book:
                 kind(KIND_BOOK)
                 coin(self.coin_id(hl.data.coin))
-                row(self._book(hl, raw, base, line.arena is None))
+                row(self._book(hl, raw, base, line.arena is None, got))
             elif type(hl) is AssetCtx:
                 ctx = hl.data.ctx
                 full = ctx.funding is not None and ctx.markPx is not None
@@ -116,10 +125,10 @@ class Columns:
                 coin = -1
         return -1 if coin == -2 else coin
 
-    def _book(self, hl: Book, raw: bytes, base: int, alone: bool) -> int:
+    def _book(self, hl: Book, raw: bytes, base: int, alone: bool, got: Any) -> int:
         data = hl.data
         levels = bytes(data.levels)
-        fast = levels_e8(levels) if alone else None
+        fast = (levels_e8(levels) if got is UNREAD else got) if alone else None
         if fast is not None:  # the form Hyperliquid sends: numbers cut out of the bytes
             pxs, szs, ns, bids = fast
             asks = len(ns) - bids
@@ -165,9 +174,10 @@ class Columns:
         try:
             if not alone:
                 raise Unfit("a line with arena too")
-            for tr in prints:
-                _check_int64(tr.time, tr.tid)
-                checked.append((tr, parse_e8(tr.px), parse_e8(tr.sz)))
+            for tr in prints:  # (an e8 past int64 too: its coin unchecked, the cache kept)
+                px, sz = parse_e8(tr.px), parse_e8(tr.sz)
+                _check_int64(tr.time, tr.tid, px, sz)
+                checked.append((tr, px, sz))
         except (ValueError, OverflowError, Unfit):
             self.failed.update(tr.coin for tr in prints)
             return -1

@@ -23,7 +23,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
-from arena_tui.logs.daycols import Columns
+from arena_tui.logs.daycols import UNREAD, Columns
 from arena_tui.logs.dayformat import (
     BATCH,
     CACHE_VERSION,
@@ -81,6 +81,7 @@ class DayCacheWriter:
         self._sum = Checksum()
         self._raws: list[bytes] = []
         self._lines: list[Line] = []
+        self._reads: list[Any] = []  # what the caller read of each book's levels (or UNREAD)
         self._tmp: Path | None = None
         self._f: Any = None
         self._stat = (-1, -1)  # no file's: a writer never bound keeps nothing
@@ -134,16 +135,20 @@ class DayCacheWriter:
             return None
         return len(self._t), _pieces(tmp, PRE.size, self._off, cut)
 
-    def add(self, raw: bytes, line: Line) -> None:
-        """One input, as the reader yielded it (kept, and written with the next batch)."""
+    def add(self, raw: bytes, line: Line, read: Any = UNREAD) -> None:
+        """One input, as the reader yielded it (kept, and written with the next batch);
+        ``read``: what the caller's check read of a book's levels (``levels_e8``'s answer),
+        so the columns take it instead of reading them again."""
         self._raws.append(raw)
         self._lines.append(line)
+        self._reads.append(read)
         if len(self._raws) >= BATCH:
             self._flush()
 
-    def add_many(self, raws: list[bytes], lines: list[Line]) -> None:
+    def add_many(self, raws: list[bytes], lines: list[Line], read: list[Any] | None = None) -> None:
         """Inputs in order, their bytes and their decoded lines (the reader's way: one call a
-        chunk, so the per-line work is a few C-level passes and one loop)."""
+        chunk, so the per-line work is a few C-level passes and one loop); ``read`` as
+        ``Columns.add``'s."""
         if self._raws:
             self._flush()
         if self._f is None or not raws:
@@ -151,7 +156,7 @@ class DayCacheWriter:
         blob = b"\n".join(raws)
         try:
             self._t.fromlist([line.t for line in lines])
-            self._cols.add(raws, lines, self._pos)
+            self._cols.add(raws, lines, self._pos, read)
             self._off.extend(accumulate(map(add, map(len, raws), repeat(1)), initial=self._pos))
             del self._off[-len(raws) - 1]  # ``initial`` again
             self._f.write(blob)
@@ -165,15 +170,15 @@ class DayCacheWriter:
         self._sum.update(b"\n")
 
     def _flush(self) -> None:
-        raws, lines = self._raws, self._lines
+        raws, lines, read = self._raws, self._lines, self._reads
         if raws:
-            self._raws, self._lines = [], []
-            self.add_many(raws, lines)
+            self._raws, self._lines, self._reads = [], [], []
+            self.add_many(raws, lines, read)
 
     def discard(self) -> None:
         """Keep nothing (the temp file is removed). Safe to call more than once."""
         f, self._f = self._f, None
-        self._raws, self._lines = [], []
+        self._raws, self._lines, self._reads = [], [], []
         if f is not None:
             with contextlib.suppress(OSError, ValueError):
                 f.close()

@@ -30,7 +30,7 @@ from typing import IO, Any
 import msgspec
 
 from arena_tui.logs.dayformat import cache_enabled
-from arena_tui.logs.logcheck import check_line
+from arena_tui.logs.logcheck import check_and_read, check_line
 from arena_tui.logs.logfile import LOG_VERSION, BadLine, LogError, iter_raw_lines
 from arena_tui.logs.meta import INFO_URL, MetaError, get_markets, select
 from arena_tui.logs.writer import compressed_writer
@@ -178,16 +178,23 @@ class Summary:
         }
 
 
+def _check_only(raw: bytes) -> tuple[Line, None]:
+    return check_line(raw), None
+
+
 def scan(
     paths: Sequence[str],
     fmt: str,
     progress: Progress | None = None,
-    keep: Callable[[bytes, Line], None] | None = None,
+    keep: Callable[[bytes, Line, Any], None] | None = None,
 ) -> Summary:
     """Pass 1: check every line of every file and count what the log will hold; ``keep``
-    (one file only): each line as the log will hold it, and as the reader decodes it."""
+    (one file only): each line as the log will hold it, as the reader decodes it, and what
+    the check read of a book's levels (``logcheck.check_and_read``)."""
     s = Summary(fmt, list(paths))
     first = last = None
+    # for a cache being written, a book's levels are read once: the check's read is kept
+    check = check_and_read if keep is not None else _check_only
     for path in paths:
         held = [0]
         for ns, lineno, msg in in_order(records(path, fmt, s.notes, ahead=True), held):
@@ -195,11 +202,11 @@ def scan(
                 raise SourceError(path, lineno, "the message is not a JSON object")
             raw = log_line(ns, msg)
             try:
-                line = check_line(raw)
+                line, read = check(raw)
             except BadLine as exc:
                 raise SourceError(path, lineno, str(exc)) from None
             if keep is not None:
-                keep(raw, line)
+                keep(raw, line, read)
             hl = line.hl
             if type(hl) is Book:
                 s.books += 1

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from arena_tui.logs.catalog import kind_of
-from arena_tui.logs.levelscan import fast_form
+from arena_tui.logs.levelscan import fast_form, levels_e8
 from arena_tui.logs.logerror import no_header
 from arena_tui.logs.logfile import (
     BadLine,
@@ -49,9 +49,12 @@ def _decimal(text: str, where: str, parse: Callable[[str], Any] = parse_e8) -> N
         raise BadLine(f"{where}: {exc}") from None
 
 
-def _check_levels(book: BookData) -> None:
-    if fast_form(bytes(book.levels)):  # Hyperliquid's own form: nothing in it can fail
-        return
+def _check_levels(book: BookData, read: Callable[[bytes], Any] = fast_form) -> Any:
+    """A book's levels checked in full; ``read``'s answer when they are in the fast form
+    (``fast_form``: True; ``levels_e8``: their numbers), else None."""
+    got = read(bytes(book.levels))
+    if got:  # Hyperliquid's own form: nothing in it can fail
+        return got
     try:
         sides = decode_levels(book)
     except MalformedInput as exc:
@@ -67,12 +70,24 @@ def _check_levels(book: BookData) -> None:
 
 def check_line(raw: bytes) -> Line:
     """One input line checked in full (every coin, levels, decimals, cloids); else BadLine."""
+    return _checked(raw, fast_form)[0]
+
+
+def check_and_read(raw: bytes) -> tuple[Line, Any]:
+    """``check_line``, and for a book in the fast form its levels' numbers as they were read
+    to check them (``levels_e8``'s answer; else None): a day cache's columns take them as
+    they are (``DayCacheWriter.add``) instead of reading the levels a second time."""
+    return _checked(raw, levels_e8)
+
+
+def _checked(raw: bytes, read: Callable[[bytes], Any]) -> tuple[Line, Any]:
+    got = None
     line = decode_line(raw)
     hl, arena = line.hl, line.arena
     if hl is not None and arena is not None:
         raise BadLine('a line holds "hl" or "arena", not both')
     if type(hl) is Book:
-        _check_levels(hl.data)
+        got = _check_levels(hl.data, read) or None
     elif type(hl) is Trades:
         for i, trade in enumerate(hl.data):
             _decimal(trade.px, f"trades data[{i}].px")
@@ -90,7 +105,7 @@ def check_line(raw: bytes) -> Line:
         except MalformedInput as exc:
             kind = "order" if isinstance(arena, Order) else "cancel"
             raise BadLine(f"bad arena {kind}: {exc}") from None
-    return line
+    return line, got
 
 
 def channel_of(line: Line, raw: bytes) -> str:

@@ -16,7 +16,9 @@ from typing import Any
 import msgspec
 import pytest
 
+from arena_tui.commands import imports as imports_command
 from arena_tui.logs import daycols, daywrite, importers, logcheck
+from arena_tui.logs.daycache import CachedDay, has_day
 from arena_tui.logs.dayformat import PRE, read_meta
 from arena_tui.logs.daykeep import keep_day
 from arena_tui.logs.daywrite import DayCacheWriter
@@ -118,6 +120,31 @@ def test_an_import_reads_each_book_s_levels_once(
     assert s.books > 10
     assert reads[0] == s.books
     assert day_file(tmp_path / "cache")  # and the cache was kept
+
+
+def test_the_command_does_not_open_the_cache_it_just_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena import`` of one file keeps the cache as it writes the log, and does not then
+    open it whole to find it there (the checksums over every byte just written); when it
+    could not keep one (here: the writer gave up), the command keeps it by reading the log."""
+    loads: list[str] = []
+    load = CachedDay._load
+
+    def counted(self: CachedDay, *args: Any) -> None:
+        loads.append(self.path)
+        load(self, *args)
+
+    monkeypatch.setattr(CachedDay, "_load", counted)
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "day.jsonl.lz4"
+    s = imports_command._run("hftbacktest", [SOURCES["hftbacktest"]], META, None, out)
+    assert s.cached and loads == []
+    assert has_day(out, s.coins)
+    monkeypatch.setattr(DayCacheWriter, "add", lambda self, *a: self.discard())  # (pass 1)
+    again = tmp_path / "again.jsonl.lz4"
+    s = imports_command._run("hftbacktest", [SOURCES["hftbacktest"]], META, None, again)
+    assert not s.cached and has_day(again, s.coins)  # kept by reading the log back
 
 
 def test_a_cache_that_fails_midway_leaves_the_import_to_its_two_passes(

@@ -61,7 +61,8 @@ def _run(
         )
     finally:
         ticker.done()
-    keep_days([s.out])  # the day cache, so the first backtest of it is already warm
+    if not s.cached:  # the day cache, so the first backtest of it is already warm
+        keep_days([s.out])
     return s
 
 

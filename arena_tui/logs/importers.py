@@ -158,6 +158,7 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     markets: list[Market] = field(default_factory=list)
     out: str = ""
+    cached: bool = False  # the log's day cache was kept, every coin checked, as it was written
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -346,6 +347,7 @@ def import_files(
     universe = get_markets(meta_file, info_url)
     writer = None
     if len(paths) == 1 and cache_enabled():
+        from arena_tui.logs.daycache import has_day
         from arena_tui.logs.daywrite import DayCacheWriter  # brings numpy: here, not on top
 
         writer = DayCacheWriter("", b"", written=False)
@@ -371,6 +373,7 @@ def import_files(
     if writer is not None and writer.active:
         writer.bind(s.out, header_line(s))
         writer.commit(reopen=False)
+        s.cached = has_day(s.out, s.coins)  # (its header read: not opened whole again)
     return s
 
 

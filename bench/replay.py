@@ -7,7 +7,7 @@ Run from the repo root::
     python bench/replay.py --log LOG [--season FILE]    # an existing log
     python bench/replay.py --json          # one JSON object on stdout, for programs
 
-It measures, three rounds interleaved (a, a', b, b', c, a, a', b, b', c, ...):
+It measures, three rounds interleaved (a, a', b, b', c, c', a, a', b, ...):
 
   (a)  every line read in binary and ``msgspec.json.decode``-d into Python objects;
   (a') the same with the reader's typed decoder ``msgspec.json.Decoder(engine.inputs.Line)``,
@@ -19,6 +19,9 @@ It measures, three rounds interleaved (a, a', b, b', c, a, a', b, b', c, ...):
        ``logs.readahead``);
   (c)  the same from the log's day cache (written once before, untimed: what
        ``arena replay`` does for a log an earlier backtest, import or ``--cache`` cached);
+  (c') the same of the ``.lz4`` copy from its day cache (written by ``arena replay --cache``
+       of it, untimed: the cache keeps the hash of the uncompressed bytes, so nothing of
+       the compressed file is read);
 
 then ``arena replay LOG --season FILE --json`` once as a subprocess, reading the log and from
 its day cache (the CLI's overhead; the second is what a user gets by default), and
@@ -393,11 +396,13 @@ def report(doc: dict[str, Any]) -> str:
         f"          log_sha256 {c['log_sha256']}",
         f"          fills_sha256 {c['fills_sha256']}",
         "",
-        f"{doc['rounds']} rounds, interleaved a, a', b, b', c; seconds and inputs/s "
+        f"{doc['rounds']} rounds, interleaved a, a', b, b', c, c'; seconds and inputs/s "
         f"({n:,} inputs each):",
         f"  {'':52} {'best s':>8} {'median s':>9} {'best in/s':>11} {'median in/s':>12}",
     ]
-    for key in ("a", "a_typed", "b", "b_lz4", "c"):
+    for key in ("a", "a_typed", "b", "b_lz4", "c", "c_lz4"):
+        if key not in runs:  # (a document from before (c'))
+            continue
         r = runs[key]
         lines.append(
             f"  {r['label']:52} {r['best_s']:8.3f} {r['median_s']:9.3f} "
@@ -531,11 +536,11 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     if replay([lz4_path], season).to_json() != checked.to_json():
         raise SystemExit("the .lz4 copy gave another replay object")
 
-    say("writing the log's day cache (arena replay --cache; untimed) ...")
+    say("writing the log's day cache and the .lz4 copy's (arena replay --cache; untimed) ...")
     os.environ["ARENA_CACHE_DIR"] = str(tmp / "cache")  # (this process and its children)
-    written = replay([path], season, cache="write")
-    if written.to_json() != checked.to_json():
-        raise SystemExit("the replay that wrote the day cache gave another replay object")
+    for p in (path, lz4_path):
+        if replay([p], season, cache="write").to_json() != checked.to_json():
+            raise SystemExit("the replay that wrote a day cache gave another replay object")
 
     series = {
         "a": Series("(a)  msgspec.json.decode, every line (generic)"),
@@ -543,6 +548,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "b": Series("(b)  arena_tui.run.replay.replay, in-process"),
         "b_lz4": Series("(b') the same of the log as .lz4, cold"),
         "c": Series("(c)  the same from the log's day cache"),
+        "c_lz4": Series("(c') the .lz4 copy from its day cache"),
     }
     runs: list[tuple[str, Callable[[], object]]] = [
         ("a", lambda: decode_generic(path)),
@@ -550,6 +556,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         ("b", lambda: full_replay(path, season)),
         ("b_lz4", lambda: full_replay(lz4_path, season)),
         ("c", lambda: cached_replay(path, season)),
+        ("c_lz4", lambda: cached_replay(lz4_path, season)),
     ]
     for i in range(args.rounds):
         for key, fn in runs:

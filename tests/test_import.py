@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import hashlib
 import http.server
 import json
 import os
@@ -119,7 +120,7 @@ def test_archive_sample_becomes_a_log_byte_for_byte(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr
     done = arena("replay", str(out), "--season", str(season))
     assert done.returncode == 0, done.stderr
-    assert "20 inputs, 0 fills" in done.stdout
+    assert "20 inputs (from the day cache), 0 fills" in done.stdout  # the import's cache
 
 
 def test_collector_sample_becomes_a_log_byte_for_byte(tmp_path: Path) -> None:
@@ -142,7 +143,10 @@ def test_collector_sample_becomes_a_log_byte_for_byte(tmp_path: Path) -> None:
     assert report["coins"]["BTC"]["prints"] == prints
     done = arena_here("replay", str(out), "--season", "seasons/sample-btc-20250126.toml", cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert f"{books + len(trades)} inputs, 0 fills" in done.stdout
+    # read from the cache the import kept, which knows the hash of the log's text
+    assert f"{books + len(trades)} inputs (from the day cache), 0 fills" in done.stdout
+    text_sha = hashlib.sha256(gzip.decompress(out.read_bytes())).hexdigest()
+    assert f"log_sha256    {text_sha}" in done.stdout
 
 
 def test_two_files_merge_by_receive_time_and_replay_with_backtest_defaults(

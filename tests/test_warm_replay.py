@@ -11,6 +11,7 @@ fills file and daily score rows; random logs (Hypothesis) as well as the goldens
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import subprocess
@@ -19,14 +20,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import lz4.frame
 import msgspec
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
+from arena_tui.logs.dayformat import META_DEC
+from arena_tui.logs.daykeep import keep_day
+from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.logerror import LogError
-from arena_tui.logs.logfile import open_binary
+from arena_tui.logs.logfile import LogReader, open_binary
 from arena_tui.run.replay import CacheUse, ReplayResult, replay
+from arena_tui.run.sources import open_days
 from arena_tui.run.warmreplay import cached_days
 from arena_tui.season.file import load_season, resolve_season
 from engine import Season
@@ -167,7 +173,7 @@ def test_the_random_logs_fill_orders_on_prints_and_mark_minutes() -> None:
 def test_the_goldens_replay_to_their_bytes_from_the_day_cache(name: str, tmp_path: Path) -> None:
     logs_, season_file = CASES[name]
     plain = []
-    for k, log in enumerate(logs_):  # (a compressed log is replayed from itself)
+    for k, log in enumerate(logs_):
         with open_binary(ROOT / log) as f:
             data = f.read()
         plain.append(tmp_path / f"{k}-{name}.jsonl")
@@ -211,13 +217,84 @@ def test_several_logs_and_a_torn_tail_hash_as_read(tmp_path: Path) -> None:
         assert warm
 
 
-def test_a_compressed_log_is_replayed_from_itself(tmp_path: Path) -> None:
+def _packed(log: Path, suffix: str, tail: bytes = b"") -> tuple[Path, str]:
+    """``log`` (and ``tail``) compressed beside it; the SHA-256 of its uncompressed bytes."""
+    data = log.read_bytes() + tail
+    packed = log.with_name(log.stem + f".jsonl{suffix}")
+    packed.write_bytes(gzip.compress(data) if suffix == ".gz" else lz4.frame.compress(data))
+    return packed, hashlib.sha256(data).hexdigest()
+
+
+def _one_day(path: Path) -> CachedDay:
+    days = open_days([str(path)], ["BTC"])
+    assert days is not None
+    return days[0]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".lz4"])
+def test_a_compressed_log_is_replayed_from_its_cache(tmp_path: Path, suffix: str) -> None:
     log = write_log(tmp_path / "a.jsonl", _small(build.T0 + 3 * build.MIN))
-    packed = tmp_path / "a.jsonl.gz"
-    packed.write_bytes(gzip.compress(log.read_bytes()))
-    warm, _ = three_ways([packed], SEASON)
-    assert not warm  # its cache does not know the hash of its uncompressed bytes
-    assert cached_days([str(packed)], ["BTC"]) is None
+    packed, text_sha = _packed(log, suffix, tail=b'{"t":17672')  # a torn tail: hashed too
+    warm, (seen, _) = three_ways([packed], SEASON)
+    assert warm
+    assert seen[0]["log_sha256"] == text_sha
+    day = _one_day(packed)
+    # the replay that wrote the cache kept its uncompressed bytes' hash: none is read again
+    assert day.text_sha256 == text_sha != day.sha256
+    day.close()
+
+
+def test_a_compressed_log_cached_without_that_hash_is_hashed_from_disk(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "a.jsonl", _small(build.T0 + 3 * build.MIN))
+    packed, text_sha = _packed(log, ".lz4")
+    # cached by a pass that hashed nothing (a backtest's; an import's is the same)
+    reader = LogReader([str(packed)], ["BTC", "SOL"], hashed=False, cache=True)
+    for _ in reader:
+        pass
+    for writer in reader.finished_writers:
+        writer.commit(reopen=False)
+    day = _one_day(packed)
+    assert day.text_sha256 == ""
+    day.close()
+    cold, _ = run([packed], SEASON, "off")
+    warm, _ = run([packed], SEASON, "read")
+    assert warm.cached and warm.to_json() == cold.to_json()
+    assert warm.log_sha256 == text_sha
+    # its bytes changed under the same size and mtime: one clear error, not a traceback
+    st = packed.stat()
+    packed.write_bytes(bytes(st.st_size))
+    os.utime(packed, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(LogError, match="cannot read"):
+        run([packed], SEASON, "read")
+
+
+def test_only_a_reader_s_first_log_keeps_the_hash_of_its_text(tmp_path: Path) -> None:
+    first = write_log(tmp_path / "a.jsonl", _small(build.T0 + 2 * build.MIN))
+    rows = _small(build.T0 + 5 * build.MIN)[1:]
+    second = write_log(
+        tmp_path / "b.jsonl", [r for r in rows if r["t"] >= build.T0 + 2 * build.MIN]
+    )
+    (a, a_sha), (b, b_sha) = _packed(first, ".gz"), _packed(second, ".gz")
+    warm, _ = three_ways([a, b], SEASON)
+    assert warm
+    day_a, day_b = _one_day(a), _one_day(b)
+    # the reader's hash runs on over both: after the first it is no longer one log's
+    assert (day_a.text_sha256, day_b.text_sha256) == (a_sha, "")
+    day_a.close()
+    day_b.close()
+    alone, _ = run([b], SEASON, "read")
+    assert alone.cached and alone.log_sha256 == b_sha
+
+
+def test_a_kept_compressed_day_keeps_the_hash_of_its_text(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "a.jsonl", _small(build.T0 + 3 * build.MIN))
+    packed, text_sha = _packed(log, ".lz4")
+    day = keep_day(packed)  # (what a fetch, a synth and a recorded day's close call)
+    assert day is not None and day.text_sha256 == text_sha
+    day.close()
+    plain = keep_day(log)
+    assert plain is not None and plain.text_sha256 == plain.sha256
+    plain.close()
 
 
 def test_after_the_end_orders_are_still_answered_and_checked(tmp_path: Path) -> None:
@@ -254,3 +331,12 @@ def test_arena_replay_reads_the_cache_unless_told_not_to(tmp_path: Path) -> None
     assert "(from the day cache)" in arena().stdout
     assert arena("--json").stdout == as_read
     assert "(from the day cache)" not in arena("--no-cache").stdout
+
+
+def test_a_cache_header_from_before_the_text_hash_still_reads() -> None:
+    meta = {"version": 3, "byteorder": "little", "path": "/d.jsonl.gz", "size": 1}
+    meta |= {"mtime_ns": 2, "sha256": "ab", "header_raw": b"{}", "coins": [], "checked": []}
+    meta |= {"n": 0, "first_t": None, "last_t": None, "blob_off": 0, "blob_len": 0}
+    meta |= {"width": 0, "sections": {}, "arrays_sum": 0, "blob_sum": 0, "built_ms": 0}
+    old = META_DEC.decode(msgspec.msgpack.encode(meta))  # (no text_sha256 then)
+    assert old.text_sha256 == ""

@@ -192,10 +192,11 @@ def replay_command(
         bool | None,
         typer.Option(
             "--cache/--no-cache",
-            help="The day cache (arena cache info). By default a plain log with a valid "
-            "day cache (an earlier backtest, import or --cache wrote it) is replayed from "
-            "it, about 9x quicker on a day of books and prints, with the very same "
-            "result; --cache also caches the logs it reads (that first replay is slower); "
+            help="The day cache (arena cache info). By default a log with a valid day "
+            "cache (an earlier backtest, import or --cache wrote it) is replayed from it, "
+            "about 9x quicker on a day of books and prints, with the very same result (a "
+            ".gz or .lz4 log is still read once to hash it, unless --cache wrote its cache); "
+            "--cache also caches the logs it reads (that first replay is slower); "
             "--no-cache reads the logs.",
         ),
     ] = None,

@@ -138,6 +138,10 @@ class DayMeta(msgspec.Struct):
     arrays_sum: int  # XXH3-64 of the sections, from the first's start to the last's end
     blob_sum: int  # XXH3-64 of the lines
     built_ms: int
+    # the SHA-256 of the source's uncompressed bytes (a replay's ``log_sha256``): ``sha256``
+    # for a plain log; for a compressed one when the pass that wrote the cache hashed them,
+    # else "" (and a cache written before this field: "")
+    text_sha256: str = ""
 
 
 class IndexEntry(msgspec.Struct):

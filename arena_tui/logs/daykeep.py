@@ -17,6 +17,7 @@ import os
 from arena_tui.logs.daycache import CachedDay, cache_enabled, open_day
 from arena_tui.logs.logerror import LogError
 from arena_tui.logs.logfile import LogReader
+from arena_tui.logs.readahead import is_compressed
 
 
 def keep_day(path: str | os.PathLike[str]) -> CachedDay | None:
@@ -31,7 +32,9 @@ def keep_day(path: str | os.PathLike[str]) -> CachedDay | None:
             if set(have.coins) <= have.checked:
                 return have
             have.close()  # kept by a pass that checked some coins only: checked whole now
-        reader = LogReader([name], hashed=False, cache=True)
+        # a compressed log's uncompressed bytes hashed as they are read: its cache keeps
+        # that hash, so a replay from it needs no second read (a plain log's is its own)
+        reader = LogReader([name], hashed=is_compressed(name), cache=True)
         for _ in reader:
             pass
     except (LogError, OSError):

@@ -33,6 +33,7 @@ from arena_tui.logs.dayformat import (
     stat_source,
 )
 from arena_tui.logs.dayinputs import Inputs
+from arena_tui.logs.readahead import is_compressed
 from engine.inputs import Line
 
 if TYPE_CHECKING:
@@ -108,7 +109,10 @@ class CachedDay:
         self.kind = cols["kind"]
         self.row = cols["row"]
         self.size = meta.size
-        self.sha256 = meta.sha256
+        self.sha256 = meta.sha256  # of the source's bytes on disk
+        # of its uncompressed bytes (a replay's log_sha256): "" when not known
+        plain = not is_compressed(self.path)
+        self.text_sha256 = meta.text_sha256 or (meta.sha256 if plain else "")
         self.header_raw = meta.header_raw
         self.coins = tuple(meta.coins)
         self.checked = frozenset(meta.checked)

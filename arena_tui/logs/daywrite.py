@@ -44,6 +44,7 @@ from arena_tui.logs.dayformat import (
 )
 from arena_tui.logs.dayread import CachedDay
 from arena_tui.logs.daystore import fsync_dir, prune, write_entry
+from arena_tui.logs.readahead import is_compressed
 from engine.inputs import Line
 
 
@@ -85,6 +86,9 @@ class DayCacheWriter:
         self._tmp: Path | None = None
         self._f: Any = None
         self._stat = (-1, -1)  # no file's: a writer never bound keeps nothing
+        # a compressed source's uncompressed bytes' SHA-256, when the reader that fed this
+        # writer hashed them (a plain source's is its ``sha256``, known at commit)
+        self.text_sha256 = ""
         if not cache_enabled():
             return
         try:
@@ -246,6 +250,7 @@ class DayCacheWriter:
             arrays_sum=arrays.intdigest(),
             blob_sum=self._sum.intdigest(),
             built_ms=time.time_ns() // 1_000_000,
+            text_sha256=self.text_sha256 if is_compressed(self.path) else sha256,
         )
         head = META_ENC.encode(meta)
         head_off = pos

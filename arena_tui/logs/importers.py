@@ -18,6 +18,7 @@ once complete (written beside it, fsynced, then linked into place).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import heapq
 import os
 import re
@@ -258,11 +259,12 @@ def write_log(
     out: Path,
     progress: Progress | None = None,
     body: tuple[int, Iterator[bytes]] | None = None,
-) -> None:
+) -> str:
     """Pass 2: merge the files by receive time into ``out`` (which must not exist); or,
     given ``body`` (how many lines, and their bytes as pass 1 made them: one file's, kept
     by its day cache's writer), write those after the header without reading the sources
-    again."""
+    again, and return the SHA-256 of the log's uncompressed bytes (for its day cache; ""
+    when merged: that log's cache is kept by reading it)."""
     _refuse_existing(out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
     with writing(out):  # the inputs' read errors are LogErrors already
@@ -270,13 +272,16 @@ def write_log(
         try:
             with open(tmp, "xb") as raw:
                 f = compressed_writer(raw, out.name)
-                f.write(header_line(s) + b"\n")
+                head = header_line(s) + b"\n"
+                f.write(head)
                 if body is None:
                     n = _write_body(f, _merged(s), progress)
                 else:
                     n, pieces = body
+                    text = hashlib.sha256(head)
                     for piece in pieces:
                         f.write(piece)
+                        text.update(piece)
                 if f is not raw:
                     f.close()  # ends the gzip member / LZ4 frame; leaves raw open
                 raw.flush()
@@ -287,6 +292,7 @@ def write_log(
         finally:
             tmp.unlink(missing_ok=True)
     s.out = str(out)
+    return "" if body is None else text.hexdigest()
 
 
 def _merged(s: Summary) -> Iterator[Record]:
@@ -365,13 +371,14 @@ def import_files(
         # one file: its lines as pass 1 checked them, from the day cache being written
         # (the log is then exactly what was checked, and the source is not read again)
         body = writer.written(BATCH) if writer is not None else None
-        write_log(s, target, progress, body)
+        text_sha256 = write_log(s, target, progress, body)
     except BaseException:
         if writer is not None:
             writer.discard()
         raise
     if writer is not None and writer.active:
         writer.bind(s.out, header_line(s))
+        writer.text_sha256 = text_sha256
         writer.commit(reopen=False)
         s.cached = has_day(s.out, s.coins)  # (its header read: not opened whole again)
     return s

@@ -268,7 +268,7 @@ class LogReader:
         writer: DayCacheWriter | None = None
         keep: Callable[[Line], None] | None = None  # collects a chunk's lines for ``writer``
         kept: list[Line] = []
-        for path in self.paths:
+        for k, path in enumerate(self.paths):
             self.path = path
             self.lineno = n = 0
             want_first = self._want_last = None
@@ -345,6 +345,8 @@ class LogReader:
                     writer.discard()
                 raise
             if writer is not None:  # read to its end, every line checked
+                if self._hashed and k == 0:  # the hash holds this file's bytes alone
+                    writer.text_sha256 = self._hasher.copy().hexdigest()
                 self.finished_writers.append(writer)
                 writer = keep = None
 

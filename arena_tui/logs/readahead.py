@@ -126,6 +126,14 @@ class _Gzip:
                 return data
 
 
+COMPRESSED = (".gz", ".lz4")  # the extensions a log is decompressed by
+
+
+def is_compressed(path: str | os.PathLike[str]) -> bool:
+    """Whether the log at ``path`` is read decompressed (its bytes on disk are not its text)."""
+    return str(path).endswith(COMPRESSED)
+
+
 def _decoder(path: str, f: IO[bytes]) -> _Plain | _Lz4 | _Gzip:
     if path.endswith(".gz"):
         return _Gzip(f)

@@ -24,11 +24,11 @@ from arena_tui.logs.logfile import (
     open_binary,
     parse_header,
 )
+from arena_tui.logs.readahead import is_compressed
 
 
 def is_plain(path: str | os.PathLike[str]) -> bool:
-    name = str(path)
-    return not name.endswith((".gz", ".lz4"))
+    return not is_compressed(path)
 
 
 def _t(path: str, lineno: int | None, raw: bytes) -> int:

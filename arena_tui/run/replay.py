@@ -84,7 +84,7 @@ def replay(
 ) -> ReplayResult:
     """Run the engine over the logs; raise LogError naming the file and line of a bad one.
 
-    ``cache``: "read": replay from the logs' day caches when every one is a plain log
+    ``cache``: "read": replay from the logs' day caches when every one is a log (not thin)
     with a valid one (``run.warmreplay``: the same result to the last unit), else read the
     logs; "write": the same, and the logs read are cached (a first read is slower);
     "off": read the logs.

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.logs.daycache import has_day
+from arena_tui.logs.readahead import is_compressed
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig
 from arena_tui.run.desk import Desk, TwinBook
@@ -203,7 +204,7 @@ def twin_workers(logs: Sequence[str], trips: Sequence[Trip], n: int = TWINS) -> 
     size = 0
     for path in logs:
         with contextlib.suppress(OSError):
-            packed = str(path).endswith((".gz", ".lz4"))
+            packed = is_compressed(path)
             size += os.stat(path).st_size * (PACKED if packed else 1)
     twins = twin_count(n, trips)
     legs = twins * sum(len(t.legs) for t in trips)

@@ -11,15 +11,17 @@ holds them to it). After the season's end only what the engine still checks is a
 orders and cancels (their senders get an answer) and the lines the columns do not hold;
 the market data the cache holds was checked in full when it was written.
 
-``log_sha256`` is the SHA-256 of the logs' uncompressed bytes: for one plain log it is the
-cache's own record of its source's bytes; for several, they are hashed from disk. A
-compressed log (``.gz``, ``.lz4``) is replayed from the log itself: its cache does not
-record the hash of its uncompressed bytes.
+``log_sha256`` is the SHA-256 of the logs' uncompressed bytes: for one log it is the
+cache's own record (a plain log's bytes on disk; a compressed log's uncompressed bytes, kept
+when the pass that wrote the cache hashed them: ``arena replay --cache``, a fetch, a synth,
+a recorded day); for several logs, or a compressed one whose cache has no such record (an
+import's, a backtest's), they are read from disk and hashed, decompressed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Generator, Sequence
 
 from arena_tui.logs.dayformat import KIND_CTX
@@ -32,14 +34,12 @@ from arena_tui.run.runlogs import NoRunLog
 from arena_tui.run.sources import EVERY, open_days
 from engine import Engine, Line
 
-_COMPRESSED = (".gz", ".lz4")
-
 
 def cached_days(paths: Sequence[str], coins: Sequence[str]) -> WarmReplay | None:
-    """The cached replay of ``paths`` for a season of ``coins``: every one a plain log
-    with a valid day cache for those coins; else None (the logs are read)."""
+    """The cached replay of ``paths`` for a season of ``coins``: every one a log (not a
+    thin run log) with a valid day cache for those coins; else None (the logs are read)."""
     names = [str(p) for p in paths]
-    if not names or any(p.endswith(_COMPRESSED) or is_thin(p) for p in names):
+    if not names or any(is_thin(p) for p in names):
         return None
     days = open_days(names, coins)
     return None if days is None else WarmReplay(days)
@@ -54,20 +54,25 @@ class WarmReplay:
         self.days = days
         self.inputs = sum(day.n for day in days)
         self.raw = b""
-        self._sha256 = days[0].sha256 if len(days) == 1 else ""
+        self._sha256 = days[0].text_sha256 if len(days) == 1 else ""
         self._where: tuple[str, int] = ("", 0)  # the path and index of a line after the end
         self._source: DaySource | None = None
 
     @property
     def sha256(self) -> str:
-        """The logs' bytes, in order (the cache's record for one; else read from disk: the
-        cache was opened only while each log's size and mtime were what it recorded)."""
+        """The logs' uncompressed bytes, in order (the cache's record for one, if it has
+        one; else read from disk: the cache was opened only while each log's size and mtime
+        were what it recorded)."""
         if not self._sha256:
             h = hashlib.sha256()
             for day in self.days:
-                with open_binary(day.path) as f:
-                    while chunk := f.read(1 << 20):
-                        h.update(chunk)
+                try:
+                    with open_binary(day.path) as f:
+                        while chunk := f.read(1 << 20):
+                            h.update(chunk)
+                except (EOFError, OSError, RuntimeError, zlib.error) as exc:
+                    why = f"cannot read (truncated or corrupt?): {exc}"
+                    raise LogError(day.path, None, why) from None
             self._sha256 = h.hexdigest()
         return self._sha256
 

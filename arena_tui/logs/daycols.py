@@ -219,23 +219,29 @@ class Columns:
         self._rows = (books, trades, ctxs + 1)
         return ctxs
 
-    def sections(self) -> dict[str, bytes]:
-        """Every section but the line offsets and the blob, as bytes (levels padded to the
-        width: book k's side s is row ``2 k + s`` of ``width`` values)."""
-        out = {name: col.tobytes() for name, col in self.cols.items()}
+    def sections(self) -> dict[str, memoryview]:
+        """Every section but the line offsets and the blob, as bytes: views of the columns,
+        not copies (hundreds of MB a day); add nothing while they are held. The levels are
+        padded to the width: book k's side s is row ``2 k + s`` of ``width`` values."""
+        out = {name: _bytes(col) for name, col in self.cols.items()}
         counts = np.frombuffer(self.cols["b_nlev"], dtype=np.int16).astype(np.int64)
         width = self.width
         if len(self._flat["b_n"]) == len(counts) * width:  # every side full: no padding
-            out.update((name, flat.tobytes()) for name, flat in self._flat.items())
+            out.update((name, _bytes(flat)) for name, flat in self._flat.items())
         else:
             filled = np.arange(width) < counts[:, None]
             for name, flat in self._flat.items():
                 table = np.zeros((len(counts), width), dtype=np.int64)
                 table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
-                out[name] = table.tobytes()
-        out["alt"] = bytes(self._alt)
-        out["strings"] = msgspec.msgpack.encode(list(self._strings))
+                out[name] = _bytes(table)
+        out["alt"] = _bytes(self._alt)
+        out["strings"] = _bytes(msgspec.msgpack.encode(list(self._strings)))
         return out
+
+
+def _bytes(buffer: Any) -> memoryview:
+    """``buffer``'s bytes, as a view (no copy)."""
+    return memoryview(buffer).cast("B")
 
 
 _INT64 = 1 << 63

@@ -163,16 +163,6 @@ def source_state(entry: IndexEntry) -> str:
     return "ok" if (st.st_size, st.st_mtime_ns) == (entry.size, entry.mtime_ns) else "changed"
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (best effort)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def write_entry(directory: Path, entry: IndexEntry) -> None:
     """Write an index entry atomically (temp file, rename)."""
     file = index_file(directory, entry.path)

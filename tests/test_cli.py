@@ -33,6 +33,15 @@ def test_help_teaches() -> None:
         assert word in done.stdout
 
 
+def test_a_mistyped_command_gets_the_nearest_names() -> None:
+    # the commands are made when first used: the suggestions still know every name
+    done = arena_here("replayy")
+    assert done.returncode == 2
+    assert "No such command 'replayy'. Did you mean 'replay'?" in done.stdout + done.stderr
+    done = arena_here("imprt", "hftbacktest")
+    assert "Did you mean 'import'?" in done.stdout + done.stderr
+
+
 def test_version_says_which_engine_runs() -> None:
     # A fresh process, so that ARENA_ENGINE chooses before anything imports the engine: the
     # line must name the engine that the same choice gives here, and pure must be pure.

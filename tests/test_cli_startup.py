@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -79,11 +80,13 @@ print(json.dumps(sorted(m for m in watched if m in sys.modules)))
 """
 
 
-def loaded(imports: str, runs: list[list[str]] | None = None) -> list[str]:
-    """Which of NOT_AT_START a fresh interpreter has loaded after ``imports`` (and, with
+def loaded(
+    imports: str, runs: list[list[str]] | None = None, watched: Sequence[str] = NOT_AT_START
+) -> list[str]:
+    """Which of ``watched`` a fresh interpreter has loaded after ``imports`` (and, with
     ``runs``, after running each argv through ``app``)."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, imports, json.dumps(runs or []), json.dumps(NOT_AT_START)],
+        [sys.executable, "-c", PROBE, imports, json.dumps(runs or []), json.dumps(watched)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -122,6 +125,20 @@ def test_help_version_and_every_commands_help_load_none_of_them() -> None:
     assert ["replay"] in commands and ["runs", "list"] in commands and ["sweep"] in commands
     runs = [["--help"], ["--version"], *([*words, "--help"] for words in commands)]
     assert loaded("from arena_tui.cli import app", runs) == []
+
+
+def test_a_command_s_start_loads_its_own_command_module_alone() -> None:
+    """``arena import ...`` does not import the host's, the season's or the replay's command
+    modules (asyncio, the host's checkpoints...): each is loaded when its command runs."""
+    from arena_tui.cli import COMMANDS
+
+    modules = sorted({module for module, _, _ in COMMANDS.values()})
+    assert loaded("import arena_tui.cli", watched=modules) == []
+    app = "from arena_tui.cli import app"
+    runs = [["import", "hftbacktest", "--help"]]
+    assert loaded(app, runs, modules) == ["arena_tui.commands.imports"]
+    assert loaded(app, [["--version"]], modules) == []
+    assert loaded(app, [["--help"]], modules) == modules  # (it lists every command's help)
 
 
 def test_arena_tui_help_loads_none_of_them() -> None:

@@ -292,12 +292,12 @@ def test_without_a_run_log_no_line_is_handed_over_at_all(
     assert summary(warm) == summary(first) and warm.fill_events
 
 
-def test_without_a_run_log_a_line_is_read_only_for_the_ledger_of_its_events(
+def test_without_a_run_log_no_market_line_is_read(
     day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A warm pass with no run log and no subscriber reads a line's bytes from the day
-    only for a log line whose events the ledger keeps (its notes), never for the books it
-    yields to hooks, and is the same run."""
+    """A warm pass with no run log and no subscriber reads no market line's bytes from the
+    day: not for the books it yields to hooks, nor for the ledger of a line's events (it
+    reads an arena input's only, for its note); and is the same run."""
     from arena_tui.logs.dayread import CachedDay
     from arena_tui.run.ledger import Ledger
 
@@ -316,7 +316,8 @@ def test_without_a_run_log_a_line_is_read_only_for_the_ledger_of_its_events(
 
     def ledger_observe(self: Ledger, line: Any, raw: bytes, out: list[ev.AnyEvent]) -> None:
         if self.run is not None and self.run.applying is None:
-            ledgered.append(raw)  # a log line with events: its bytes, read for the notes
+            assert line.hl is not None  # (the day has market lines only)
+            ledgered.append(raw)  # a market line with events: its bytes are not read
         observe(self, line, raw, out)
 
     class Counting(Reader):
@@ -329,8 +330,8 @@ def test_without_a_run_log_a_line_is_read_only_for_the_ledger_of_its_events(
     both = [Entrant("reader", Counting(), HERE), Entrant("minutely", Minutely(), HERE)]
     warm = Backtest(RunConfig(cache=True), season, both).run([str(day)])
     assert summary(warm) == summary(first) and warm.fill_events
-    assert len(books) > 1000 and len(reads) == len(ledgered) < len(books) / 10
-    assert all(json.loads(r)["t"] for r in ledgered)  # each read is a whole line
+    assert len(books) > 1000 and len(ledgered) > 100
+    assert reads == [] and set(ledgered) == {b""}
 
 
 def test_arena_backtest_writes_the_same_run_directory_with_and_without_the_cache(
@@ -495,3 +496,41 @@ def test_a_day_without_contexts_holds_its_books_and_keeps_the_marks(
     assert runs[0][0]["fills"], "no fills: the test shows nothing"
     assert runs[1][:2] == runs[0][:2] and runs[2][:2] == runs[0][:2]
     assert runs[2][2] < runs[0][2] / 2, (runs[2][2], runs[0][2])  # most books held
+
+
+def test_a_subscriber_is_given_a_market_line_s_bytes_unless_it_says_it_reads_none(
+    day: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscriber is given every line's bytes as logged (cut from the day's cache on a
+    warm pass), unless it says ``market_bytes = False``: then a market line's are b"" (and
+    none is cut out while every subscriber says so); a strategy's input's always are."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARENA_CACHE", raising=False)
+    season = resolve_season([str(day)], None)
+    Backtest(RunConfig(cache=True), season, entrants("minutely")).run([str(day)])  # cached
+
+    class Hears:
+        market_bytes = True
+
+        def __init__(self) -> None:
+            self.market: list[bytes] = []
+            self.own: list[bytes] = []
+
+        def observe(self, line: Any, raw: bytes, out: list[ev.AnyEvent]) -> None:
+            (self.market if line.hl is not None else self.own).append(raw)
+
+    class Deaf(Hears):
+        market_bytes = False
+
+    def run(*subscribers: Hears) -> None:
+        bt = Backtest(RunConfig(cache=True), season, entrants("minutely"), subscribers=subscribers)
+        bt.run([str(day)])
+
+    hears, deaf = Hears(), Deaf()
+    run(hears, deaf)  # one reads them: both are given them
+    assert len(hears.market) > 1000 and hears.market == deaf.market
+    assert all(json.loads(raw)["t"] for raw in hears.market[:: len(hears.market) // 50])
+    deaf_alone = Deaf()
+    run(deaf_alone)
+    assert len(deaf_alone.market) == len(hears.market) and set(deaf_alone.market) == {b""}
+    assert deaf_alone.own == hears.own and all(b'"arena"' in raw for raw in hears.own)

@@ -138,6 +138,8 @@ class StepGate(AgentSide):
     """The runner's side of lockstep (see the module docstring); the agents' side, and
     the state both share, is :class:`~arena_tui.host.lockstep_agents.AgentSide`."""
 
+    market_bytes = False  # (its views read an order's bytes only: ``observe``, not live)
+
     def bind(self, bt: Backtest) -> None:
         """The run this gate is given to (as a subscriber, ``run.stream``): its engine's
         views (the agents' keys known), which ``observe`` feeds with every input."""

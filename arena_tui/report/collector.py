@@ -53,6 +53,8 @@ class Collector:
     ``engine``: the pass's engine, read at each minute mark; ``exit_of(entry)``: the
     exit-value equity at the mark just made (None: not computed)."""
 
+    market_bytes = False  # (an order's note is read from its arena line's bytes)
+
     def __init__(
         self,
         engine: Engine | None = None,

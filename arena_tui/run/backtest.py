@@ -136,6 +136,8 @@ class Backtest:
         self.gate = gate_of(subscribers)
         bind_all(self.subscribers, self)
         self._observers = tuple(s.observe for s in subscribers)
+        # whether a subscriber reads a market line's bytes (``run.stream.Subscriber``)
+        self._market_bytes = any(getattr(s, "market_bytes", True) for s in subscribers)
 
     @property
     def now(self) -> int:
@@ -317,7 +319,10 @@ class Backtest:
             return out
         raw = self.raw
         if raw is None:
-            raw = self.raw = self._reads.raw
+            if line.hl is None or self._market_bytes:
+                raw = self.raw = self._reads.raw
+            else:  # a market line's: no subscriber reads them (nor the ledger)
+                raw = b""
         if out:  # the run's own ledger reads only inputs that made events
             self.ledger.observe(line, raw, out)
         for observe in self._observers:

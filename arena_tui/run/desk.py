@@ -71,6 +71,8 @@ ENTRY = -2  # the first leg's fill check
 class Desk:
     """Sends every twin's legs when they fall due (a subscriber of the run, ``run.stream``)."""
 
+    market_bytes = False
+
     def __init__(self, plans: Sequence[Sequence[Placed]]) -> None:
         """``plans``: each twin's trips, in the order of the run's entrants (``bind``)."""
         self.plans = plans

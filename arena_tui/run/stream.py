@@ -69,7 +69,11 @@ class Subscriber(Protocol):
     """Called after every applied input (a log line or a strategy's own), its hooks run:
     the line, its bytes as logged, its events. Held inputs of the warm pass are not applied,
     so not observed. It may send an entrant's orders (through the entrant's context): they
-    are queued, never applied inside ``observe``."""
+    are queued, never applied inside ``observe``.
+
+    A subscriber with ``market_bytes = False`` never reads a market line's bytes (``line.hl``
+    set): while no subscriber does, they are b"" (a warm pass then cuts no market line out
+    of the day's cache); an arena input's are always given."""
 
     def observe(self, line: Line, raw: bytes, events: list[ev.AnyEvent]) -> None: ...
 
@@ -170,6 +174,8 @@ def _together(ears: list[Callable[_P, None]]) -> Callable[_P, None] | None:
 
 class OnEvent:
     """A subscriber that only hears events, with ``fn`` (a test's or a tool's viewer)."""
+
+    market_bytes = False
 
     def __init__(self, fn: EventFn) -> None:
         self.fn = fn

@@ -54,6 +54,8 @@ class Capture:
     a strategy prints, and keeps the charts' history; the screen's worker posts what it
     gathered (``pending``) and the entries ``found`` trading (for "next fill")."""
 
+    market_bytes = False
+
     def __init__(self) -> None:
         self.run: Run | None = None
         self.history: History | None = None

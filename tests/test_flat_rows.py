@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 
 from arena_tui.report import rundata
 from arena_tui.report.orderlives import OrderLives
-from arena_tui.report.runmodel import EntryMark, EntryMarks, RunData
+from arena_tui.report.runmodel import EntryMark, EntryMarks, OrderRow, RunData
 from arena_tui.run.fillrows import FillRows
 from arena_tui.run.stats import EntryStats, MarkRow, MarkRows
 from arena_tui.util.introws import IntRows
 from engine import events as ev
+from engine import format_cloid
 
 BIG = st.integers(-(2**70), 2**70)  # past 64 bits too: the store turns exact Python ints
 MONEY = st.integers(-(10**15), 10**15)
@@ -161,6 +162,30 @@ def test_an_orders_life_reads_back_as_it_was_lived(
             "filled": o.filled,
         }
         assert got == want
+        # the row the run data keeps of it, read straight from the integers
+        coin_of = {0: "BTC", 5: "SOL"}
+        assert lives.order_row(row, coin_of) == OrderRow(
+            a.entry,
+            a.oid,
+            format_cloid(a.cloid),
+            coin_of.get(a.asset, str(a.asset)),
+            a.is_buy,
+            a.limit_px,
+            a.sz,
+            a.tif,
+            a.reduce_only,
+            a.t,
+            "accepted",
+            None,
+            a.reserve,
+            a.activates_at,
+            o.activated_t,
+            o.cancel_t,
+            o.closed_t,
+            o.close_reason,
+            o.filled,
+            note,
+        )
 
 
 def test_a_field_past_64_bits_keeps_every_row_exact() -> None:

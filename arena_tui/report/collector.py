@@ -31,7 +31,6 @@ from arena_tui.report.runrows import (
     OrderLife,
     coin_pnl,
     fill_row,
-    order_row,
     rejected_row,
     round_trips,
 )
@@ -250,7 +249,7 @@ class Collector:
         )
         orders: Sequence[OrderRow] = Mapped(
             self.order_rows,
-            lambda k: rejected[~k] if k < 0 else order_row(lives.life(k), coin_of),
+            lambda k: rejected[~k] if k < 0 else lives.order_row(k, coin_of),
         )
         names = list(self.infos)
         return RunData(

@@ -10,9 +10,11 @@ and notes each kept once, and reads an order back as the same ``runrows.OrderLif
 
 from __future__ import annotations
 
+from arena_tui.report.runmodel import OrderRow
 from arena_tui.report.runrows import OrderLife
 from arena_tui.util.introws import NONE, IntRows, unopt
 from engine import events as ev
+from engine import format_cloid
 
 _LOW = (1 << 64) - 1
 # the fields of a row
@@ -83,6 +85,38 @@ class OrderLives:
 
     def note(self, row: int) -> str | None:
         return self._words.word(self._rows.field(row, _NOTE))
+
+    def order_row(self, row: int, coin_of: dict[int, str]) -> OrderRow:
+        """The order at ``row`` as the run data keeps it (straight from its integers: the
+        report reads every order two or three times, and ``life``'s event is not needed)."""
+        r = self._rows[row]
+        word = self._words.word
+        entry = word(r[_ENTRY])
+        assert entry is not None
+        cloid = (r[_CLOID_HI] << 64) | (r[_CLOID_LO] & _LOW)
+        asset = r[_ASSET]
+        return OrderRow(
+            entry,
+            r[_OID],
+            format_cloid(cloid),
+            coin_of.get(asset, str(asset)),
+            bool(r[_BUY]),
+            r[_PX],
+            r[_SZ],
+            r[_TIF],
+            bool(r[_REDUCE]),
+            r[_T],
+            "accepted",
+            None,
+            r[_RESERVE],
+            r[_ACT_AT],
+            unopt(r[_ACTIVATED]),
+            unopt(r[_CANCEL]),
+            unopt(r[_CLOSED]),
+            word(r[_REASON]),
+            r[_FILLED],
+            word(r[_NOTE]),
+        )
 
     def life(self, row: int) -> OrderLife:
         r = self._rows[row]

@@ -203,33 +203,6 @@ def fill_row(f: ev.Fill, entry: str, o: OrderLife | None, coin_of: dict[int, str
     )
 
 
-def order_row(o: OrderLife, coin_of: dict[int, str]) -> OrderRow:
-    """An accepted order's life as the model keeps it."""
-    a = o.first
-    return OrderRow(
-        a.entry,
-        a.oid,
-        format_cloid(a.cloid),
-        coin_of.get(a.asset, str(a.asset)),
-        a.is_buy,
-        a.limit_px,
-        a.sz,
-        a.tif,
-        a.reduce_only,
-        a.t,
-        "accepted",
-        None,
-        a.reserve,
-        o.activates_at,
-        o.activated_t,
-        o.cancel_t,
-        o.closed_t,
-        o.close_reason,
-        o.filled,
-        o.note,
-    )
-
-
 def rejected_row(e: ev.Rejected, o: Order, coin_of: dict[int, str]) -> OrderRow:
     """A rejected order as the model keeps it (a life of one event)."""
     return OrderRow(

@@ -872,3 +872,22 @@ def test_summary_lines_count_in_words(tmp_path: Path) -> None:
     done = cli("logs", "check", str(log))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 file, ")
+
+
+def test_the_files_written_beside_the_verdict_say_their_errors() -> None:
+    """``render.Beside`` runs its work while the body runs, and leaving waits for it: its
+    error is raised there (the body's own first), never lost with the thread."""
+    from arena_tui.report.render import Beside
+
+    done: list[str] = []
+    with Beside(done.append, "written"):
+        pass
+    assert done == ["written"]
+
+    def fails() -> None:
+        raise OSError(28, "No space left on device", "fills.csv")
+
+    with pytest.raises(OSError, match="No space left"), Beside(fails):
+        pass
+    with pytest.raises(ValueError, match="the body's"), Beside(fails):
+        raise ValueError("the body's")

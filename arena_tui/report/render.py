@@ -22,7 +22,8 @@ a run, whether it was a backtest, a paper run or a log replayed.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -320,19 +321,52 @@ def write_files(
     season = result.replay.season
     progress = Progress(label="twins", span=(season.start, result.replay.end or season.end))
     twins = measure_twins(result, how, progress)
-    doc = report_doc(result, judging=how, out=out, kind=kind, twins=twins)
+    # the files no verdict is in, written in a thread while the verdict is made: its money
+    # interval waits for the stats worker's bootstrap (``report.statsworker``), and a day
+    # of many fills takes about as long to write them
+    with Beside(write_unjudged, result, out):
+        doc = report_doc(result, judging=how, out=out, kind=kind, twins=twins)
     doc = {"kind": kind, "paper": PAPER, **doc}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
     if rundata is not None:
         rundata.verdict = doc["verdict"]
         save_rundata(rundata, out)
         write_html(rundata, doc, out)  # report.html: drawn from the same data
-    write_fills(result, out / "fills.csv")
-    write_quotes(result, out / FILLS_FILE)
-    write_equity(result, out / "equity.csv")
     write_chart(result, doc, out / "chart.svg")
     remember_run(out)  # arena runs list shows it, wherever it is
     return doc
+
+
+def write_unjudged(result: BacktestResult, out: Path) -> None:
+    """fills.csv, fills.jsonl and equity.csv: what the pass alone says."""
+    write_fills(result, out / "fills.csv")
+    write_quotes(result, out / FILLS_FILE)
+    write_equity(result, out / "equity.csv")
+
+
+class Beside:
+    """``fn(*args)`` in a thread while the ``with`` body runs; leaving it waits for the
+    thread and raises what it raised (the body's own error first, if any)."""
+
+    def __init__(self, fn: Callable[..., object], *args: Any) -> None:
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                fn(*args)
+            except BaseException as exc:  # handed to the caller at the end of ``with``
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="arena-report-files", daemon=True)
+
+    def __enter__(self) -> Beside:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        self._thread.join()
+        if kind is None and self._error is not None:
+            raise self._error
 
 
 def printed_report(doc: dict[str, Any], width: int | None, out: Path, chart: str = "") -> str:

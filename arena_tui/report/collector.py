@@ -28,7 +28,6 @@ from arena_tui.report.runmodel import (
     RunData,
 )
 from arena_tui.report.runrows import (
-    OrderLife,
     coin_pnl,
     fill_row,
     rejected_row,
@@ -239,9 +238,9 @@ class Collector:
         rules = season.rules
         coin_of, by_key, lives, rejected = self.coin_of, self.orders, self.lives, self.rejected
 
-        def note_of(f: ev.Fill) -> OrderLife | None:
+        def note_of(f: ev.Fill) -> str | None:
             row = by_key.get((f.entry, f.oid))
-            return None if row is None else lives.life(row)
+            return None if row is None else lives.note(row)
 
         # made from the flat stores as they are read (rundata.save, report.html): never all
         fills: Sequence[FillRow] = Mapped(

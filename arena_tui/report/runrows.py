@@ -177,8 +177,8 @@ class OrderLife:
         self.filled = 0
 
 
-def fill_row(f: ev.Fill, entry: str, o: OrderLife | None, coin_of: dict[int, str]) -> FillRow:
-    """A fill as the model keeps it: its quote flattened, its order's note."""
+def fill_row(f: ev.Fill, entry: str, note: str | None, coin_of: dict[int, str]) -> FillRow:
+    """A fill as the model keeps it: its quote flattened, its order's ``note``."""
     q = f.quote
     if isinstance(q, ev.BookQuote):
         quote: tuple[Any, ...] = ("book", q.time, q.level, None, q.px, q.sz)
@@ -198,7 +198,7 @@ def fill_row(f: ev.Fill, entry: str, o: OrderLife | None, coin_of: dict[int, str
         f.exec_fee,
         f.oid,
         format_cloid(f.cloid),
-        None if o is None else o.note,
+        note,
         *quote,
     )
 

@@ -166,6 +166,11 @@ def test_a_log_with_hostile_notes_still_replays_and_its_csvs_and_report_are_iner
     assert FORMULA in logged and f"{ESC}red\x07\x00" in logged
     quoted = [json.loads(x)["note"] for x in (tmp_path / "q").read_text().splitlines()]
     assert quoted == logged
+    # the run data (report.html, arena export) carries each fill's note as logged too
+    from arena_tui.report import rundata
+
+    kept = rundata.load(run)
+    assert [f.note for f in kept.fills] == logged
 
 
 def test_the_printed_report_strips_control_characters_from_what_a_run_says(

@@ -23,6 +23,7 @@ import heapq
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -279,9 +280,13 @@ def write_log(
                 else:
                     n, pieces = body
                     text = hashlib.sha256(head)
-                    for piece in pieces:
-                        f.write(piece)
-                        text.update(piece)
+                    # each piece hashed in a thread while it is compressed here: both let go
+                    # of the interpreter's lock, so the hash costs no time on two cores
+                    with ThreadPoolExecutor(1, "arena-log-hash") as hasher:
+                        for piece in pieces:
+                            hashed = hasher.submit(text.update, piece)
+                            f.write(piece)
+                            hashed.result()
                 if f is not raw:
                     f.close()  # ends the gzip member / LZ4 frame; leaves raw open
                 raw.flush()

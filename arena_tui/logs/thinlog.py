@@ -37,6 +37,7 @@ from arena_tui.logs.logfile import (
     open_binary,
     parse_header,
 )
+from arena_tui.util.hashbehind import HashBehind
 from engine.inputs import Header, Line
 
 THIN = b'{"arena_run":'  # how line 1 of a thin run log starts
@@ -182,7 +183,7 @@ class ThinRunLog:
 
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
         self.path = path
-        self.sha = hashlib.sha256()
+        self.sha = HashBehind()
         self.inputs = 0
         self._head = _ENC.encode({"arena_log": 1, **header})
         self._lines: list[bytes] = [self._head]

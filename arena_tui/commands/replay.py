@@ -195,7 +195,8 @@ def replay_command(
             help="The day cache (arena cache info). By default a log with a valid day "
             "cache (an earlier backtest, import or --cache wrote it) is replayed from it, "
             "about 9x quicker on a day of books and prints, with the very same result (a "
-            ".gz or .lz4 log is still read once to hash it, unless --cache wrote its cache); "
+            ".gz or .lz4 log is read once to hash it unless --cache or an import wrote its "
+            "cache); "
             "--cache also caches the logs it reads (that first replay is slower); "
             "--no-cache reads the logs.",
         ),

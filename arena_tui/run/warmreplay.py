@@ -13,9 +13,10 @@ the market data the cache holds was checked in full when it was written.
 
 ``log_sha256`` is the SHA-256 of the logs' uncompressed bytes: for one log it is the
 cache's own record (a plain log's bytes on disk; a compressed log's uncompressed bytes, kept
-when the pass that wrote the cache hashed them: ``arena replay --cache``, a fetch, a synth,
-a recorded day); for several logs, or a compressed one whose cache has no such record (an
-import's, a backtest's), they are read from disk and hashed, decompressed.
+when the pass that wrote the cache hashed them: ``arena replay --cache``, an import, a
+fetch, a synth, a recorded day); for several logs, or a compressed one whose cache has no
+such record (a backtest's, or one written before the record), they are read from disk and
+hashed, decompressed.
 """
 
 from __future__ import annotations

@@ -874,20 +874,40 @@ def test_summary_lines_count_in_words(tmp_path: Path) -> None:
     assert done.stdout.startswith("1 file, ")
 
 
-def test_the_files_written_beside_the_verdict_say_their_errors() -> None:
-    """``render.Beside`` runs its work while the body runs, and leaving waits for it: its
-    error is raised there (the body's own first), never lost with the thread."""
-    from arena_tui.report.render import Beside
+def test_the_files_written_beside_the_verdict_say_their_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fills.csv, fills.jsonl and equity.csv are written in a thread while the verdict is
+    made: they are there when ``write_files`` returns, and the thread's error is raised
+    there (the verdict's own first), never lost with the thread."""
+    from arena_tui.report import render
+    from arena_tui.report.verdict import Judging
+    from arena_tui.run.backtest import Backtest
+    from arena_tui.run.build import entrants_for
+    from arena_tui.run.config import RunConfig
+    from arena_tui.season.file import resolve_season
 
-    done: list[str] = []
-    with Beside(done.append, "written"):
-        pass
-    assert done == ["written"]
+    log = write_log(tmp_path / "market.jsonl", market_rows(10))
+    season = resolve_season([str(log)], None)
+    strategy = ROOT / "strategies" / "control_random.py"
+    result = Backtest(RunConfig(), season, entrants_for(strategy, None), echo=False).run([str(log)])
+    how = Judging(epoch="1h", twins=0)
+    out = tmp_path / "run"
+    out.mkdir()
+    render.write_files(result, out, judging=how)
+    for name in ("fills.csv", render.FILLS_FILE, "equity.csv", "report.json"):
+        assert (out / name).is_file()
 
-    def fails() -> None:
+    def fails(*_: Any) -> None:
         raise OSError(28, "No space left on device", "fills.csv")
 
-    with pytest.raises(OSError, match="No space left"), Beside(fails):
-        pass
-    with pytest.raises(ValueError, match="the body's"), Beside(fails):
-        raise ValueError("the body's")
+    monkeypatch.setattr(render, "write_unjudged", fails)
+    with pytest.raises(OSError, match="No space left"):
+        render.write_files(result, out, judging=how)
+
+    def verdict_fails(*_: Any, **__: Any) -> None:
+        raise ValueError("the verdict's")
+
+    monkeypatch.setattr(render, "report_doc", verdict_fails)
+    with pytest.raises(ValueError, match="the verdict's"):
+        render.write_files(result, out, judging=how)

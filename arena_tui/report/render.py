@@ -22,8 +22,8 @@ a run, whether it was a backtest, a paper run or a log replayed.
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -324,8 +324,10 @@ def write_files(
     # the files no verdict is in, written in a thread while the verdict is made: its money
     # interval waits for the stats worker's bootstrap (``report.statsworker``), and a day
     # of many fills takes about as long to write them
-    with Beside(write_unjudged, result, out):
+    with ThreadPoolExecutor(1, "arena-report-files") as beside:
+        unjudged = beside.submit(write_unjudged, result, out)
         doc = report_doc(result, judging=how, out=out, kind=kind, twins=twins)
+    unjudged.result()  # (its error, if any: the verdict's own came first)
     doc = {"kind": kind, "paper": PAPER, **doc}
     (out / "report.json").write_text(dumps(doc) + "\n", encoding="utf-8")
     if rundata is not None:
@@ -342,31 +344,6 @@ def write_unjudged(result: BacktestResult, out: Path) -> None:
     write_fills(result, out / "fills.csv")
     write_quotes(result, out / FILLS_FILE)
     write_equity(result, out / "equity.csv")
-
-
-class Beside:
-    """``fn(*args)`` in a thread while the ``with`` body runs; leaving it waits for the
-    thread and raises what it raised (the body's own error first, if any)."""
-
-    def __init__(self, fn: Callable[..., object], *args: Any) -> None:
-        self._error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                fn(*args)
-            except BaseException as exc:  # handed to the caller at the end of ``with``
-                self._error = exc
-
-        self._thread = threading.Thread(target=run, name="arena-report-files", daemon=True)
-
-    def __enter__(self) -> Beside:
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: object, *rest: object) -> None:
-        self._thread.join()
-        if kind is None and self._error is not None:
-            raise self._error
 
 
 def printed_report(doc: dict[str, Any], width: int | None, out: Path, chart: str = "") -> str:

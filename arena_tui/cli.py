@@ -80,13 +80,12 @@ def load_command(name: str) -> Command:
     module = importlib.import_module(module_name)
     found = getattr(module, attr)
     if isinstance(found, typer.Typer):
-        group = typer.main.get_group_from_info(
+        return typer.main.get_group_from_info(
             typer.models.TyperInfo(found, name=name),
             pretty_exceptions_short=app.pretty_exceptions_short,
             rich_markup_mode=app.rich_markup_mode,
             suggest_commands=app.suggest_commands,
         )
-        return group
     cls = None if cls_name is None else getattr(module, cls_name)
     one = typer.Typer(rich_markup_mode=app.rich_markup_mode, add_completion=False)
     one.command(name, cls=cls)(found)

@@ -23,6 +23,7 @@ from arena_tui.host.errors import HostError
 from arena_tui.host.restamp import Restamp, speed_text
 from arena_tui.logs.logfile import iter_raw_lines, read_header
 from arena_tui.logs.meta import WS_URL, fetch_meta
+from arena_tui.logs.readahead import is_compressed
 from arena_tui.season.file import (
     input_bounds,
     load_season,
@@ -79,7 +80,7 @@ def raw_header(log: Path) -> dict[str, Any]:
 
 def plan(opts: HostOptions, now: int) -> Plan:
     log = opts.log
-    if log.suffix in (".gz", ".lz4"):
+    if is_compressed(log):
         raise HostError(f"--log {log}: the host appends to a plain .jsonl log, not {log.suffix}")
     if log.is_file() and log.stat().st_size > 0:
         return _resume(opts, now)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from arena_tui.logs.daycache import cache_enabled
 from arena_tui.logs.logfile import read_header
+from arena_tui.logs.readahead import is_compressed
 from arena_tui.logs.thinlog import is_thin
 from arena_tui.run.backtest import Backtest
 from arena_tui.run.config import RunConfig, write_config
@@ -175,7 +176,7 @@ def looks_like_log(path: Path) -> bool:
     name = path.name
     if name.endswith(".py"):
         return False
-    if path.is_dir() or ".jsonl" in name or name.endswith((".gz", ".lz4")):
+    if path.is_dir() or ".jsonl" in name or is_compressed(name):
         return True
     try:
         with path.open("rb") as f:

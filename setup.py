@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent
 COMPILED = ("units", "book", "state", "orders", "fills", "scoring", "core")
 BUILT = "_built.py"
 # The shell's compiled modules, (source, extension): a book's levels scanned from their
-# bytes, and the warm pass's scan over a cached day's columns. Each is built from its
+# bytes, the warm pass's scan over a cached day's columns, and those columns built as a
+# day cache is written. Each is built from its
 # source (+ the .pxd named for the extension) as a twin beside it, so the source stays
 # importable (the reference, and what runs without a compiler); the source uses the build
 # only when ``<twin>_built.py`` records its current SHA-256 (arena_tui/util/twins.py).
@@ -36,6 +37,7 @@ BUILT = "_built.py"
 SHELL = (
     ("arena_tui/logs/levelscan", "arena_tui.logs._levelscan", True),
     ("arena_tui/run/dayscan", "arena_tui.run._dayscan", False),
+    ("arena_tui/logs/daycols", "arena_tui.logs._daycols", False),
 )
 
 

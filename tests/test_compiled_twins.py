@@ -17,11 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 TWINS = [
     ("arena_tui.logs.levelscan", "arena_tui.logs", "_levelscan"),
     ("arena_tui.run.dayscan", "arena_tui.run", "_dayscan"),
+    ("arena_tui.logs.daycols", "arena_tui.logs", "_daycols"),
 ]
-# (the module, what its users call, what it says runs when that is its source)
+# (the module, what its users call, what it says runs when that is its source, where it
+# says so)
 ENTRIES = [
-    ("arena_tui.logs.levelscan", "levels_e8", "expressions"),
-    ("arena_tui.run.dayscan", "Scanner", "python"),
+    ("arena_tui.logs.levelscan", "levels_e8", "expressions", "SCANNER"),
+    ("arena_tui.run.dayscan", "Scanner", "python", "SCANNER"),
+    ("arena_tui.logs.daycols", "Columns", "python", "BUILDER"),
 ]
 
 
@@ -40,9 +43,9 @@ def test_a_twin_runs_only_when_it_is_of_this_very_source(
     assert module._compiled_twin() is not None  # (and again, as built)
 
 
-@pytest.mark.parametrize(("name", "entry", "says"), ENTRIES)
-def test_arena_engine_pure_runs_the_source(name: str, entry: str, says: str) -> None:
-    code = f"import {name} as M; print(M.SCANNER, M.{entry}.__module__)"
+@pytest.mark.parametrize(("name", "entry", "says", "where"), ENTRIES)
+def test_arena_engine_pure_runs_the_source(name: str, entry: str, says: str, where: str) -> None:
+    code = f"import {name} as M; print(M.{where}, M.{entry}.__module__)"
     env = {**os.environ, "ARENA_ENGINE": "pure"}
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
@@ -50,12 +53,12 @@ def test_arena_engine_pure_runs_the_source(name: str, entry: str, says: str) -> 
     assert out.stdout.split() == [says, name], out.stderr
 
 
-@pytest.mark.parametrize(("name", "entry", "says"), ENTRIES)
-def test_the_build_is_used_when_there_is_one(name: str, entry: str, says: str) -> None:
+@pytest.mark.parametrize(("name", "entry", "says", "where"), ENTRIES)
+def test_the_build_is_used_when_there_is_one(name: str, entry: str, says: str, where: str) -> None:
     module = importlib.import_module(name)
     built = module._compiled_twin()
     runs = getattr(module, entry).__module__
     if built is None:
-        assert (module.SCANNER, runs) == (says, name)
+        assert (getattr(module, where), runs) == (says, name)
     else:
-        assert (module.SCANNER, runs) == ("compiled", built.__name__)
+        assert (getattr(module, where), runs) == ("compiled", built.__name__)

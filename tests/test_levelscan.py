@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena_tui.logs import daycols, levelscan, logcheck
-from arena_tui.logs.daycols import Columns
+from arena_tui.logs.daycols import Columns, DayColumns
+from arena_tui.logs.dayformat import UNREAD
 from arena_tui.logs.logfile import BadLine, decode_line, iter_raw_lines
 from engine.book import match_fast_form as engine_fast_form
 from engine.inputs import Level
@@ -206,20 +207,20 @@ def test_edges(raw: bytes) -> None:
 # ---- the day cache's columns: the reference's, byte for byte ------------------------------
 
 
-def reference_columns(raws: list[bytes], lines: list[Any]) -> Columns:
+def reference_columns(raws: list[bytes], lines: list[Any]) -> DayColumns:
     cols = Columns()
     with mock.patch.object(daycols, "levels_e8", return_value=None):  # the full decode alone
         cols.add(raws, lines, 0)
     return cols
 
 
-def new_columns(raws: list[bytes], lines: list[Any]) -> Columns:
+def new_columns(raws: list[bytes], lines: list[Any]) -> DayColumns:
     cols = Columns()
     cols.add(raws, lines, 0)
     return cols
 
 
-def checked_columns(raws: list[bytes], lines: list[Any]) -> Columns:
+def checked_columns(raws: list[bytes], lines: list[Any]) -> DayColumns:
     """Built as ``arena import`` builds them: each book's levels as its check read them
     (``logcheck.check_and_read``); a line the check refuses, read by the columns."""
     read = []
@@ -227,7 +228,7 @@ def checked_columns(raws: list[bytes], lines: list[Any]) -> Columns:
         try:
             read.append(logcheck.check_and_read(raw)[1])
         except BadLine:
-            read.append(daycols.UNREAD)
+            read.append(UNREAD)
     cols = Columns()
     cols.add(raws, lines, 0, read)
     return cols
@@ -268,15 +269,14 @@ def test_generated_books_columns_are_the_reference_s(rows: list[tuple[bytes, str
     assert_same(raws)
 
 
-def padded(cols: Columns) -> dict[str, bytes]:
+def padded(cols: DayColumns) -> dict[str, bytes]:
     """The level sections as the writer built them before: every side padded to the width."""
-    counts = np.frombuffer(cols.cols["b_nlev"], dtype=np.int16).astype(np.int64)
+    counts = cols.cols["b_nlev"].int64s()
     filled = np.arange(cols.width) < counts[:, None]
     out = {}
     for name in ("b_px", "b_sz", "b_n"):
         table = np.zeros((len(counts), cols.width), dtype=np.int64)
-        flat = cols._flat[name]
-        table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
+        table[filled] = cols.cols[name].int64s()
         out[name] = table.tobytes()
     return out
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -34,39 +35,114 @@ from arena_tui.logs.dayformat import (
     SIDE_B,
     SIDE_NONE,
     SIDE_OTHER,
+    UNREAD,
 )
 from arena_tui.logs.levelscan import levels_e8
-from engine.inputs import AssetCtx, Book, Ctx, Level, Line, Trade
+from arena_tui.util.twins import compiled_twin
+from engine.inputs import AssetCtx, Book, BookData, Ctx, Level, Line, Trade
 from engine.units import parse_e8, parse_fraction
 
 _LEVELS = msgspec.json.Decoder(tuple[list[Level], list[Level]])
 _LEVELS_OUT = msgspec.json.Encoder()
 _WHITESPACE = re.compile(rb"[ \t\r\n]")  # JSON's insignificant whitespace
 _SIDES = {"": SIDE_NONE, "B": SIDE_B, "A": SIDE_A}
-
-
-UNREAD: Any = object()  # ``Columns.add``'s ``read`` for a book whose levels were not read
+_NO_ROW = -1
+_NOT_COLS = ("off", "t", "alt", "strings")  # the sections that are not a ``Col``
 
 
 class Unfit(Exception):
     """A market line that fails a check or does not fit the columns."""
 
 
-class Columns:
-    """The columns of one day, built a line at a time (``add``), then ``sections``."""
+_RANGE = {"q": (-(1 << 63), (1 << 63) - 1), "i": (-(1 << 31), (1 << 31) - 1)}
+_RANGE.update(h=(-(1 << 15), (1 << 15) - 1), B=(0, 255))
+_DTYPE = {"q": np.int64, "i": np.int32, "h": np.int16, "B": np.uint8}
+_ROOM = 1024  # a column's first room, in values; it doubles when full
+
+
+class Col:
+    """One column as it is built: int64 values in an array with room to spare (compiled,
+    stored through a typed view of it: not appended through ``array``'s argument parser,
+    most of a line's cost before), each held to its section's C type
+    (``OverflowError`` past it, as ``array`` raised); ``data`` is the section's bytes."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.lo, self.hi = _RANGE[code]
+        self.n = 0
+        self.a = array("q", bytes(8 * _ROOM))
+        self.v: array[int] | None = self.a  # (compiled: the typed view of ``a``)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def push(self, value: int) -> int:
+        if value < self.lo or value > self.hi:
+            raise OverflowError(f"{value} does not fit the column")
+        if self.n == len(self.a):
+            self._grow(1)
+        self.v[self.n] = value  # type: ignore[index]  # (None only inside ``_grow``)
+        self.n += 1
+        return 0
+
+    def push_many(self, values: Sequence[int]) -> int:
+        """int64 values (an ``array("q")`` copied whole, or a list) at the end."""
+        m = len(values)
+        if m == 0:  # (an empty slice assigned asks for a resize, refused while exported)
+            return 0
+        if self.n + m > len(self.a):
+            self._grow(m)
+        self.a[self.n : self.n + m] = values if type(values) is array else array("q", values)
+        self.n += m
+        return 0
+
+    def _grow(self, more: int) -> int:
+        """Room for ``more`` values: the array doubled in place (``realloc``, then its
+        values repeated, so no zeroed copy is made; what is past ``n`` is written over)."""
+        self.v = None  # (compiled: the typed view lets go of the array, so it may grow)
+        while len(self.a) < self.n + more:
+            self.a *= 2
+        self.v = self.a
+        return 0
+
+    def data(self) -> Any:
+        """The values as the section holds them: a view of them when int64, else a copy
+        in the section's type."""
+        if self.code == "q":
+            return memoryview(self.a).cast("B")[: 8 * self.n]
+        return np.frombuffer(self.a, np.int64, self.n).astype(_DTYPE[self.code])
+
+    def int64s(self) -> Any:
+        """The values as an int64 numpy array (a view)."""
+        return np.frombuffer(self.a, np.int64, self.n)
+
+
+class DayColumns:
+    """The columns of one day, built a chunk of lines at a time (``add``), then
+    ``sections``. Each column is an attribute of its own (compiled, a C field: no lookup by
+    name a line); ``t`` is the line times' array, which the cache's writer fills."""
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}  # coin -> index
         self.failed: set[str] = set()  # coins some market line of which is unfit
         self._strings: dict[str, int] = {}
-        self.cols = {name: array(code) for name, code in SECTIONS if name != "off"}
-        self.cols["tr_start"].append(0)
-        names = ("p_t", "p_coin", "p_time", "p_tid", "p_px", "p_sz", "p_side")
-        self._print_appends = tuple(self.cols[name].append for name in names)
-        self._flat = {name: array("q") for name in ("b_px", "b_sz", "b_n")}
+        self.t = array("q")
+        cols = {name: Col(code) for name, code in SECTIONS if name not in _NOT_COLS}
+        cols["tr_start"].push(0)
+        self.cols = cols
+        self._kind, self._coin, self._row = cols["kind"], cols["coin"], cols["row"]
+        self._b_time, self._b_nlev, self._b_lv = cols["b_time"], cols["b_nlev"], cols["b_lv"]
+        self._tr_start = cols["tr_start"]
+        self._p_t, self._p_coin, self._p_time = cols["p_t"], cols["p_coin"], cols["p_time"]
+        self._p_tid, self._p_px, self._p_sz = cols["p_tid"], cols["p_px"], cols["p_sz"]
+        self._p_side, self._p_str = cols["p_side"], cols["p_str"]
+        self._c_str, self._c_mark = cols["c_str"], cols["c_mark"]
+        self._c_oracle, self._c_fund = cols["c_oracle"], cols["c_fund"]
+        # a book's levels, unpadded (padded to the width in ``sections``)
+        self._b_px, self._b_sz, self._b_n = cols["b_px"], cols["b_sz"], cols["b_n"]
         self._alt = bytearray()
         self.width = 0
-        self._rows = (0, 0, 0)  # books, trades messages, contexts kept
+        self._books = self._trades = self._ctxs = 0  # rows kept
 
     def coin_id(self, name: str) -> int:
         index = self.ids.get(name)
@@ -87,30 +163,35 @@ class Columns:
         the first; ``read``: for each line, what a check already read of a book's levels
         (``levels_e8``'s answer: None when not in the fast form; anything for another
         line), or None: they are read here. Appends each line's kind, coin and row."""
-        cols = self.cols
-        kind, coin, row = cols["kind"].append, cols["coin"].append, cols["row"].append
-        reads = [UNREAD] * len(lines) if read is None else read
-        for raw, line, got in zip(raws, lines, reads, strict=True):
+        n = len(lines)
+        reads = [UNREAD] * n if read is None else read
+        if len(raws) != n or len(reads) != n:
+            raise ValueError("add: raws, lines and read differ in length")
+        for i in range(n):
+            raw: bytes = raws[i]
+            line = lines[i]
             hl = line.hl
+            alone = line.arena is None
             if hl is None:
-                kind(KIND_OTHER)
-                coin(-1)
-                row(-1)
+                self._kind.push(KIND_OTHER)
+                self._coin.push(-1)
+                self._row.push(_NO_ROW)
             elif type(hl) is Book:
-                kind(KIND_BOOK)
-                coin(self.coin_id(hl.data.coin))
-                row(self._book(hl, raw, base, line.arena is None, got))
+                data = hl.data
+                self._kind.push(KIND_BOOK)
+                self._coin.push(self.coin_id(data.coin))
+                self._row.push(self._book(data, raw, base, alone, reads[i]))
             elif type(hl) is AssetCtx:
                 ctx = hl.data.ctx
                 full = ctx.funding is not None and ctx.markPx is not None
-                kind(KIND_CTX if full and ctx.oraclePx is not None else KIND_CTX_PART)
-                coin(self.coin_id(hl.data.coin))
-                row(self._ctx(hl.data.coin, ctx, line.arena is None))
+                self._kind.push(KIND_CTX if full and ctx.oraclePx is not None else KIND_CTX_PART)
+                self._coin.push(self.coin_id(hl.data.coin))
+                self._row.push(self._ctx(hl.data.coin, ctx, alone))
             else:
-                kind(KIND_TRADES)
                 prints: list[Trade] = hl.data  # type: ignore[assignment]
-                coin(self._trades_coin(prints))
-                row(self._trades(prints, line.t, line.arena is None))
+                self._kind.push(KIND_TRADES)
+                self._coin.push(self._trades_coin(prints))
+                self._row.push(self._trades_of(prints, line.t, alone))
             base += len(raw) + 1
 
     def _trades_coin(self, prints: list[Trade]) -> int:
@@ -125,78 +206,101 @@ class Columns:
                 coin = -1
         return -1 if coin == -2 else coin
 
-    def _book(self, hl: Book, raw: bytes, base: int, alone: bool, got: Any) -> int:
-        data = hl.data
+    def _book(self, data: BookData, raw: bytes, base: int, alone: bool, got: Any) -> int:
         levels = bytes(data.levels)
         fast = (levels_e8(levels) if got is UNREAD else got) if alone else None
-        if fast is not None:  # the form Hyperliquid sends: numbers cut out of the bytes
-            pxs, szs, ns, bids = fast
-            asks = len(ns) - bids
+        if fast is None:  # any other form (or a line with arena too): the reference
+            return self._book_slow(data, raw, base, alone, levels)
+        pxs, szs, ns, bids = fast  # the form Hyperliquid sends: numbers cut from the bytes
+        if not self._levels(pxs, szs, ns, data.time):
+            self.failed.add(data.coin)
+            return _NO_ROW
+        self._sides(bids, len(ns) - bids)
+        self._b_lv.push(base + _found(raw, levels))  # the levels are a part of the line
+        self._b_lv.push(len(levels))
+        self._books += 1
+        return self._books - 1
+
+    def _book_slow(self, data: BookData, raw: bytes, base: int, alone: bool, levels: bytes) -> int:
+        """A book not in the fast form: the full decode judges it; kept whitespace-free."""
         try:
             if not alone:
                 raise Unfit("a line with arena too")
-            if fast is None:  # any other form: the full decode judges it
-                sides = _LEVELS.decode(levels)
-                every = [lv for side in sides for lv in side]
-                pxs = [parse_e8(lv.px) for lv in every]
-                szs = [parse_e8(lv.sz) for lv in every]
-                ns = [lv.n for lv in every]
-                bids, asks = len(sides[0]), len(sides[1])
-            px, sz, n = self._flat["b_px"], self._flat["b_sz"], self._flat["b_n"]
-            mark = (len(px), len(sz), len(n))
-            try:
-                _append(px, pxs)
-                _append(sz, szs)
-                _append(n, ns)
-                self.cols["b_time"].append(data.time)
-            except OverflowError:
-                del px[mark[0] :], sz[mark[1] :], n[mark[2] :]
-                raise
+            sides = _LEVELS.decode(levels)
+            every = [lv for side in sides for lv in side]
+            pxs = [parse_e8(lv.px) for lv in every]
+            szs = [parse_e8(lv.sz) for lv in every]
+            ns = [lv.n for lv in every]
         except (msgspec.DecodeError, ValueError, OverflowError, Unfit):
             self.failed.add(data.coin)
-            return -1
-        self.width = max(self.width, bids, asks)
-        self.cols["b_nlev"].extend((bids, asks))
-        if fast is not None or _WHITESPACE.search(levels) is None:  # the fast form has none
-            at = _found(raw, levels)  # the levels are a part of the line: found
-            self.cols["b_lv"].extend((base + at, len(levels)))
+            return _NO_ROW
+        if not self._levels(pxs, szs, ns, data.time):
+            self.failed.add(data.coin)
+            return _NO_ROW
+        self._sides(len(sides[0]), len(sides[1]))
+        if _WHITESPACE.search(levels) is None:  # the levels are a part of the line: found
+            self._b_lv.push(base + _found(raw, levels))
+            self._b_lv.push(len(levels))
         else:  # kept whitespace-free: the engine trusts a cached book's form
             canonical = _LEVELS_OUT.encode(sides)
-            self.cols["b_lv"].extend((-1 - len(self._alt), len(canonical)))
+            self._b_lv.push(-1 - len(self._alt))
+            self._b_lv.push(len(canonical))
             self._alt += canonical
-        books, trades, ctxs = self._rows
-        self._rows = (books + 1, trades, ctxs)
-        return books
+        self._books += 1
+        return self._books - 1
 
-    def _trades(self, prints: list[Trade], t: int, alone: bool) -> int:
-        cols = self.cols
-        checked: list[tuple[Trade, int, int]] = []
+    def _levels(self, pxs: Sequence[int], szs: Sequence[int], ns: Sequence[int], time: int) -> bool:
+        """A book's numbers and time at the end of their columns; False (none kept) when
+        one is past int64."""
+        px, sz, n = self._b_px, self._b_sz, self._b_n
+        mark = px.n
         try:
-            if not alone:
-                raise Unfit("a line with arena too")
-            for tr in prints:  # (an e8 past int64 too: its coin unchecked, the cache kept)
-                px, sz = parse_e8(tr.px), parse_e8(tr.sz)
-                _check_int64(tr.time, tr.tid, px, sz)
-                checked.append((tr, px, sz))
-        except (ValueError, OverflowError, Unfit):
+            px.push_many(pxs)
+            sz.push_many(szs)
+            n.push_many(ns)
+            self._b_time.push(time)
+        except OverflowError:
+            px.n = sz.n = n.n = mark  # (the three hold one value a level)
+            return False
+        return True
+
+    def _sides(self, bids: int, asks: int) -> int:
+        self.width = max(self.width, bids, asks)
+        self._b_nlev.push(bids)
+        self._b_nlev.push(asks)
+        return 0
+
+    def _trades_of(self, prints: list[Trade], t: int, alone: bool) -> int:
+        if not alone:
             self.failed.update(tr.coin for tr in prints)
-            return -1
-        text, coin_id = self.text, self.coin_id
-        p_t, p_coin, p_time, p_tid, p_px, p_sz, p_side = self._print_appends
-        p_str = cols["p_str"].extend
-        for tr, px, sz in checked:
-            p_t(t)
-            p_coin(coin_id(tr.coin))
-            p_time(tr.time)
-            p_tid(tr.tid)
-            p_px(px)
-            p_sz(sz)
-            p_side(_SIDES.get(tr.side, SIDE_OTHER))
-            p_str((text(tr.px), text(tr.sz), text(tr.side)))
-        cols["tr_start"].append(len(cols["p_t"]))
-        books, trades, ctxs = self._rows
-        self._rows = (books, trades + 1, ctxs)
-        return trades
+            return _NO_ROW
+        e8s: list[int] = []
+        for tr in prints:  # (an e8 past int64 too: its coin unchecked, the cache kept)
+            try:
+                px, sz = parse_e8(tr.px), parse_e8(tr.sz)
+            except ValueError:
+                px = sz = _INT64
+            if not (_fits(tr.time) and _fits(tr.tid) and _fits(px) and _fits(sz)):
+                self.failed.update(tr.coin for tr in prints)
+                return _NO_ROW
+            e8s.append(px)
+            e8s.append(sz)
+        k = 0
+        for tr in prints:
+            self._p_t.push(t)
+            self._p_coin.push(self.coin_id(tr.coin))
+            self._p_time.push(tr.time)
+            self._p_tid.push(tr.tid)
+            self._p_px.push(e8s[k])
+            self._p_sz.push(e8s[k + 1])
+            k += 2
+            self._p_side.push(_SIDES.get(tr.side, SIDE_OTHER))
+            self._p_str.push(self.text(tr.px))
+            self._p_str.push(self.text(tr.sz))
+            self._p_str.push(self.text(tr.side))
+        self._tr_start.push(self._p_t.n)
+        self._trades += 1
+        return self._trades - 1
 
     def _ctx(self, coin: str, ctx: Ctx, alone: bool) -> int:
         try:
@@ -204,39 +308,41 @@ class Columns:
                 raise Unfit("a line with arena too")
             mark = NONE if ctx.markPx is None else parse_e8(ctx.markPx)
             oracle = NONE if ctx.oraclePx is None else parse_e8(ctx.oraclePx)
-            fund = (0, 0) if ctx.funding is None else parse_fraction(ctx.funding)
-            _check_int64(mark, oracle, *fund)
-        except (ValueError, OverflowError, Unfit):
+            num, den = (0, 0) if ctx.funding is None else parse_fraction(ctx.funding)
+        except (ValueError, Unfit):
             self.failed.add(coin)
-            return -1
-        cols = self.cols
-        texts = (ctx.funding, ctx.markPx, ctx.oraclePx)
-        cols["c_str"].extend(-1 if s is None else self.text(s) for s in texts)
-        cols["c_mark"].append(mark)
-        cols["c_oracle"].append(oracle)
-        cols["c_fund"].extend(fund)
-        books, trades, ctxs = self._rows
-        self._rows = (books, trades, ctxs + 1)
-        return ctxs
+            return _NO_ROW
+        if not (_fits(mark) and _fits(oracle) and _fits(num) and _fits(den)):
+            self.failed.add(coin)
+            return _NO_ROW
+        for s in (ctx.funding, ctx.markPx, ctx.oraclePx):
+            self._c_str.push(-1 if s is None else self.text(s))
+        self._c_mark.push(mark)
+        self._c_oracle.push(oracle)
+        self._c_fund.push(num)
+        self._c_fund.push(den)
+        self._ctxs += 1
+        return self._ctxs - 1
 
-    def sections(self) -> dict[str, memoryview]:
-        """Every section but the line offsets and the blob, as bytes: views of the columns,
-        not copies (hundreds of MB a day); add nothing while they are held. The levels are
-        padded to the width: book k's side s is row ``2 k + s`` of ``width`` values."""
-        out = {name: _bytes(col) for name, col in self.cols.items()}
-        counts = np.frombuffer(self.cols["b_nlev"], dtype=np.int16).astype(np.int64)
+    def sections(self) -> dict[str, Any]:
+        """Every section but the line offsets and the blob, as bytes: views of the columns
+        where they can be (hundreds of MB a day); add nothing while they are held. The
+        levels are padded to the width: book k's side s is row ``2 k + s`` of ``width``
+        values."""
+        out = {name: col.data() for name, col in self.cols.items()}
+        out["t"] = _bytes(self.t)
+        counts = self._b_nlev.int64s()
         width = self.width
-        if len(self._flat["b_n"]) == len(counts) * width:  # every side full: no padding
-            out.update((name, _bytes(flat)) for name, flat in self._flat.items())
-        else:
+        levels = (("b_px", self._b_px), ("b_sz", self._b_sz), ("b_n", self._b_n))
+        if self._b_n.n != len(counts) * width:  # a side not full: padded
             filled = np.arange(width) < counts[:, None]
-            for name, flat in self._flat.items():
+            for name, col in levels:
                 table = np.zeros((len(counts), width), dtype=np.int64)
-                table[filled] = np.frombuffer(flat, dtype=np.int64) if flat else []
+                table[filled] = col.int64s()
                 out[name] = _bytes(table)
         out["alt"] = _bytes(self._alt)
         out["strings"] = _bytes(msgspec.msgpack.encode(list(self._strings)))
-        return out
+        return {name: _bytes(part) for name, part in out.items()}
 
 
 def _bytes(buffer: Any) -> memoryview:
@@ -259,17 +365,25 @@ def _found(raw: bytes, part: bytes) -> int:
     return at
 
 
-def _append(col: array[int], values: Sequence[int]) -> None:
-    """``values`` at the end of ``col``: the scanner's int64 arrays copied whole (no item
-    converted), the expressions' and the full decode's lists by ``fromlist`` (3x
-    ``extend``'s speed from a list); OverflowError past int64."""
-    if type(values) is list:
-        col.fromlist(values)
-    else:
-        col.extend(values)
+def _fits(value: int) -> bool:
+    """``value`` fits a column's int64."""
+    return -_INT64 <= value < _INT64
 
 
-def _check_int64(*values: int) -> None:
-    for v in values:
-        if not -_INT64 <= v < _INT64:
-            raise OverflowError("out of int64")
+def _compiled() -> bool:
+    """True when this module runs compiled: its functions are then not Python functions."""
+    return type(_compiled).__name__ != "function"
+
+
+def _compiled_twin() -> ModuleType | None:
+    """This module compiled by setup.py (``arena_tui.logs._daycols``), when built from this
+    source (``util.twins``)."""
+    return compiled_twin(__file__, "arena_tui.logs", "_daycols")
+
+
+# What the day cache's writer builds with: the compiled columns when this module's build is
+# current, else this source. ``BUILDER`` says which.
+Columns: type[DayColumns] = DayColumns
+BUILDER = "compiled" if _compiled() else "python"
+if not _compiled() and (_twin := _compiled_twin()) is not None:
+    Columns, BUILDER = _twin.DayColumns, "compiled"

@@ -113,6 +113,9 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("strings", "B"),  # msgpack list of the prints' and contexts' texts
 )
 NONE = -(1 << 63)  # an absent e8 value in a column
+# ``Columns.add``'s ``read`` for a book whose levels were not read: here, not in
+# ``logs.daycols``, so that module's compiled twin and its source share the one object
+UNREAD: object = object()
 SIDE_NONE, SIDE_B, SIDE_A, SIDE_OTHER = 0, 1, 2, 3
 
 

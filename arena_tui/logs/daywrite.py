@@ -23,7 +23,7 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
-from arena_tui.logs.daycols import UNREAD, Columns
+from arena_tui.logs.daycols import Columns
 from arena_tui.logs.dayformat import (
     BATCH,
     CACHE_VERSION,
@@ -32,6 +32,7 @@ from arena_tui.logs.dayformat import (
     META_ENC,
     PRE,
     SECTIONS,
+    UNREAD,
     Checksum,
     Damaged,
     DayMeta,
@@ -77,7 +78,7 @@ class DayCacheWriter:
         self._header_raw = bytes(header_raw)
         self._checked = None if checked is None else sorted(set(checked))
         self._cols = Columns()
-        self._t = self._cols.cols["t"]
+        self._t = self._cols.t
         self._off = array("q", [0])
         self._pos = 0
         self._sum = Checksum()

@@ -1,11 +1,12 @@
 """The compiled twin of a shell module: used only when it was built from the source beside it.
 
 Why this module exists: setup.py compiles a few of the shell's hot modules with Cython
-(``arena_tui.logs.levelscan``, ``arena_tui.run.dayscan``) as a twin beside the source
-(``_levelscan``, ``_dayscan``), so the source stays importable (the reference, and what runs
-without a compiler). A twin built from an older source (an edit after ``pip install -e .``)
-must not run: the build records the SHA-256 of the source and its ``.pxd`` in
-``<twin>_built.py``, and the twin is used only when that is the source's now.
+(``arena_tui.logs.levelscan``, ``arena_tui.run.dayscan``, ``arena_tui.logs.daycols``) as a
+twin beside the source (``_levelscan``, ``_dayscan``, ``_daycols``), so the source stays
+importable (the reference, and what runs without a compiler). A twin built from an older
+source (an edit after ``pip install -e .``) must not run: the build records the SHA-256 of
+the source and its ``.pxd`` in ``<twin>_built.py``, and the twin is used only when that is
+the source's now.
 """
 
 from __future__ import annotations

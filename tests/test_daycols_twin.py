@@ -12,6 +12,7 @@ columns give back the reader's lines is tests/test_daycache_columns.py's.
 from __future__ import annotations
 
 import json
+from array import array
 from typing import Any
 
 import msgspec
@@ -83,7 +84,7 @@ def built(cls: type[Any], raws: list[bytes], cuts: list[int], with_reads: bool) 
 
 
 def answer(cols: Any) -> tuple[Any, ...]:
-    sections = {name: bytes(part) for name, part in cols.sections().items()}
+    sections = {name: b"".join(parts) for name, parts in cols.sections().items()}
     return sections, dict(cols.ids), set(cols.failed), cols.width
 
 
@@ -114,7 +115,7 @@ def test_a_value_past_a_columns_type_refuses_that_coin_and_keeps_nothing_of_it(
     raws = hostile(T)
     cols = built(cls, raws, [], True)
     assert cols.failed == {"BTC", "ETH", "DOGE"}  # all but the spaced book, the odd order
-    sections = cols.sections()
+    sections = {name: b"".join(parts) for name, parts in cols.sections().items()}
     # rows: the spaced book 0, the late -1, the odd order 1, the rest -1
     assert memoryview(sections["row"]).cast("i").tolist() == [0, -1, 1, -1, -1, -1, -1, -1]
     assert len(bytes(sections["b_time"])) == 2 * 8  # the two books kept: spaced, odd order
@@ -137,13 +138,14 @@ def test_a_column_grows_past_its_first_room_and_keeps_every_value(cls: type[Any]
                 },
             }
         )
-        for i in range(200)  # 6,000 levels: the first room (1,024) doubled three times
+        for i in range(200)  # 6,000 levels: in three pieces (1,024, 2,048, 4,096 values)
     ]
     cols = built(cls, raws, [37, 120], True)
-    px = memoryview(cols.sections()["b_px"]).cast("q").tolist()
+    sections = {name: b"".join(parts) for name, parts in cols.sections().items()}
+    px = memoryview(sections["b_px"]).cast("q").tolist()
     assert px == [(100 + i) * 10**8 + 5 * 10**7 for i in range(200) for _ in range(30)]
     assert cols.width == 15  # (both sides full: no padding)
-    n = memoryview(cols.sections()["b_n"]).cast("q").tolist()
+    n = memoryview(sections["b_n"]).cast("q").tolist()
     assert n == [i for i in range(200) for _ in range(30)]
 
 
@@ -162,4 +164,33 @@ def test_a_column_holds_its_sections_type_and_refuses_past_it(code: str) -> None
                 col.push(past)
         assert len(col) == 2
         dtype = {"q": np.int64, "i": np.int32, "h": np.int16, "B": np.uint8}[code]
-        assert np.frombuffer(col.data(), dtype).tolist() == [lo, hi]
+        assert np.frombuffer(b"".join(col.pieces()), dtype).tolist() == [lo, hi]
+
+
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(["push", "many", "cut"]), st.integers(0, 2_500)), max_size=12
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_a_columns_pieces_hold_what_was_pushed_and_kept(ops: list[tuple[str, int]]) -> None:
+    """Pushed one by one or many at once, cut back (an unfit book's levels taken out)
+    across its pieces: a column holds what a list would."""
+    classes = [daycols.Col] + ([TWIN.Col] if TWIN is not None else [])
+    for cls in classes:
+        col, model = cls("q"), []
+        for what, x in ops:
+            if what == "push":
+                col.push(x)
+                model.append(x)
+            elif what == "many":
+                values = list(range(len(model), len(model) + x))
+                col.push_many(array("q", values) if x % 2 else values)
+                model += values
+            else:
+                keep = x % (len(model) + 1)
+                col.truncate(keep)
+                del model[keep:]
+            assert len(col) == len(model)
+        assert col.int64s().tolist() == model
+        assert np.frombuffer(b"".join(col.pieces()), np.int64).tolist() == model

@@ -8,22 +8,25 @@ cimport cython
 cdef object _LEVELS, _LEVELS_OUT, _WHITESPACE, _INT64
 cdef dict _SIDES, _RANGE, _DTYPE
 cdef tuple _NOT_COLS
-cdef Py_ssize_t _NO_ROW, _PREFIX, _ROOM
+cdef Py_ssize_t _NO_ROW, _PREFIX, _ROOM, _PIECE
 
 
 cdef class Col:
     cdef public str code
     cdef public long long lo, hi
-    cdef public Py_ssize_t n
+    cdef public Py_ssize_t n, k, cap
+    cdef public list full
     cdef public object a
     cdef long long[:] v
 
     cpdef int push(self, long long value) except -1
 
-    @cython.locals(m=Py_ssize_t)
+    @cython.locals(m=Py_ssize_t, at=Py_ssize_t, take=Py_ssize_t)
     cpdef int push_many(self, values) except -1
 
-    cdef int _grow(self, Py_ssize_t more) except -1
+    cdef int _next(self) except -1
+
+    cpdef int truncate(self, Py_ssize_t n) except -1
 
 
 cdef class DayColumns:

@@ -57,19 +57,24 @@ class Unfit(Exception):
 _RANGE = {"q": (-(1 << 63), (1 << 63) - 1), "i": (-(1 << 31), (1 << 31) - 1)}
 _RANGE.update(h=(-(1 << 15), (1 << 15) - 1), B=(0, 255))
 _DTYPE = {"q": np.int64, "i": np.int32, "h": np.int16, "B": np.uint8}
-_ROOM = 1024  # a column's first room, in values; it doubles when full
+_ROOM = 1024  # a column's first piece, in values; each next one twice that, up to _PIECE
+_PIECE = 1 << 17  # values a piece (1 MiB)
 
 
 class Col:
-    """One column as it is built: int64 values in an array with room to spare (compiled,
-    stored through a typed view of it: not appended through ``array``'s argument parser,
-    most of a line's cost before), each held to its section's C type
-    (``OverflowError`` past it, as ``array`` raised); ``data`` is the section's bytes."""
+    """One column as it is built: int64 values in pieces that never move (compiled, stored
+    through a typed view of the last: not appended through ``array``'s argument parser,
+    most of a line's cost before, nor grown by ``realloc``, whose copies left a day's
+    import ~60 MB larger), each held to its section's C type (``OverflowError`` past it, as
+    ``array`` raised); ``pieces`` are the section's bytes."""
 
     def __init__(self, code: str) -> None:
         self.code = code
         self.lo, self.hi = _RANGE[code]
-        self.n = 0
+        self.n = 0  # values in all
+        self.k = 0  # values in the last piece
+        self.cap = _ROOM  # the last piece's room
+        self.full: list[array[int]] = []  # the pieces before it, full
         self.a = array("q", bytes(8 * _ROOM))
         self.v: array[int] | None = self.a  # (compiled: the typed view of ``a``)
 
@@ -79,42 +84,63 @@ class Col:
     def push(self, value: int) -> int:
         if value < self.lo or value > self.hi:
             raise OverflowError(f"{value} does not fit the column")
-        if self.n == len(self.a):
-            self._grow(1)
-        self.v[self.n] = value  # type: ignore[index]  # (None only inside ``_grow``)
+        if self.k == self.cap:
+            self._next()
+        self.v[self.k] = value  # type: ignore[index]  # (None only inside ``_next``)
+        self.k += 1
         self.n += 1
         return 0
 
     def push_many(self, values: Sequence[int]) -> int:
         """int64 values (an ``array("q")`` copied whole, or a list) at the end."""
         m = len(values)
-        if m == 0:  # (an empty slice assigned asks for a resize, refused while exported)
-            return 0
-        if self.n + m > len(self.a):
-            self._grow(m)
-        self.a[self.n : self.n + m] = values if type(values) is array else array("q", values)
-        self.n += m
+        src = values if type(values) is array else array("q", values)
+        at = 0
+        while at < m:
+            if self.k == self.cap:
+                self._next()
+            take = min(m - at, self.cap - self.k)
+            self.a[self.k : self.k + take] = src if take == m else src[at : at + take]
+            self.k += take
+            self.n += take
+            at += take
         return 0
 
-    def _grow(self, more: int) -> int:
-        """Room for ``more`` values: the array doubled in place (``realloc``, then its
-        values repeated, so no zeroed copy is made; what is past ``n`` is written over)."""
-        self.v = None  # (compiled: the typed view lets go of the array, so it may grow)
-        while len(self.a) < self.n + more:
-            self.a *= 2
+    def _next(self) -> int:
+        self.v = None  # (compiled: the typed view lets go of the full piece)
+        self.full.append(self.a)
+        self.cap = min(2 * self.cap, _PIECE)
+        self.a = array("q", bytes(8 * self.cap))
         self.v = self.a
+        self.k = 0
         return 0
 
-    def data(self) -> Any:
-        """The values as the section holds them: a view of them when int64, else a copy
-        in the section's type."""
-        if self.code == "q":
-            return memoryview(self.a).cast("B")[: 8 * self.n]
-        return np.frombuffer(self.a, np.int64, self.n).astype(_DTYPE[self.code])
+    def truncate(self, n: int) -> int:
+        """Keep the first ``n`` values."""
+        while self.n - self.k > n:  # (n falls in a piece before the last: it goes)
+            self.v = None
+            self.n -= self.k
+            self.a = self.full.pop()
+            self.v = self.a
+            self.cap = self.k = len(self.a)
+        self.k -= self.n - n
+        self.n = n
+        return 0
+
+    def pieces(self) -> list[Any]:
+        """The values as the section holds them, in pieces: views of them when int64,
+        else a copy in the section's type."""
+        if self.code != "q":
+            return [self.int64s().astype(_DTYPE[self.code])]
+        last = memoryview(self.a).cast("B")[: 8 * self.k]
+        return [*(memoryview(p).cast("B") for p in self.full), last]
 
     def int64s(self) -> Any:
-        """The values as an int64 numpy array (a view)."""
-        return np.frombuffer(self.a, np.int64, self.n)
+        """The values as one int64 numpy array (a copy when in more than one piece)."""
+        last = np.frombuffer(self.a, np.int64, self.k)
+        if not self.full:
+            return last
+        return np.concatenate([*(np.frombuffer(p, np.int64) for p in self.full), last])
 
 
 class DayColumns:
@@ -260,7 +286,9 @@ class DayColumns:
             n.push_many(ns)
             self._b_time.push(time)
         except OverflowError:
-            px.n = sz.n = n.n = mark  # (the three hold one value a level)
+            px.truncate(mark)  # (the three hold one value a level)
+            sz.truncate(mark)
+            n.truncate(mark)
             return False
         return True
 
@@ -324,13 +352,13 @@ class DayColumns:
         self._ctxs += 1
         return self._ctxs - 1
 
-    def sections(self) -> dict[str, Any]:
-        """Every section but the line offsets and the blob, as bytes: views of the columns
-        where they can be (hundreds of MB a day); add nothing while they are held. The
-        levels are padded to the width: book k's side s is row ``2 k + s`` of ``width``
-        values."""
-        out = {name: col.data() for name, col in self.cols.items()}
-        out["t"] = _bytes(self.t)
+    def sections(self) -> dict[str, list[memoryview]]:
+        """Every section but the line offsets and the blob, as bytes in pieces (a column's
+        pieces as it holds them, written one after another): views of the columns where
+        they can be (hundreds of MB a day); add nothing while they are held. The levels are
+        padded to the width: book k's side s is row ``2 k + s`` of ``width`` values."""
+        out = {name: [_bytes(p) for p in col.pieces()] for name, col in self.cols.items()}
+        out["t"] = [_bytes(self.t)]
         counts = self._b_nlev.int64s()
         width = self.width
         levels = (("b_px", self._b_px), ("b_sz", self._b_sz), ("b_n", self._b_n))
@@ -339,10 +367,10 @@ class DayColumns:
             for name, col in levels:
                 table = np.zeros((len(counts), width), dtype=np.int64)
                 table[filled] = col.int64s()
-                out[name] = _bytes(table)
-        out["alt"] = _bytes(self._alt)
-        out["strings"] = _bytes(msgspec.msgpack.encode(list(self._strings)))
-        return {name: _bytes(part) for name, part in out.items()}
+                out[name] = [_bytes(table)]
+        out["alt"] = [_bytes(self._alt)]
+        out["strings"] = [_bytes(msgspec.msgpack.encode(list(self._strings)))]
+        return out
 
 
 def _bytes(buffer: Any) -> memoryview:

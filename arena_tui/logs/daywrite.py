@@ -217,19 +217,21 @@ class DayCacheWriter:
         blob_len = self._pos
         pos = PRE.size + blob_len
         cols = self._cols
-        data = {"off": memoryview(self._off).cast("B"), **cols.sections()}  # (views)
+        data = {"off": [memoryview(self._off).cast("B")], **cols.sections()}  # (views)
         sections: dict[str, tuple[int, int]] = {}
         arrays = Checksum()
         for name, _code in SECTIONS:
             pad = bytes(-pos % 8)
             f.write(pad)
-            part = data[name]
-            f.write(part)
-            sections[name] = (pos + len(pad), len(part))
-            pos += len(pad) + len(part)
-            if len(sections) > 1:  # the checksum runs from the first section's start
+            if sections:  # the checksum runs from the first section's start
                 arrays.update(pad)
-            arrays.update(part)
+            length = 0
+            for piece in data[name]:  # (a column's pieces, one after another)
+                f.write(piece)
+                arrays.update(piece)
+                length += len(piece)
+            sections[name] = (pos + len(pad), length)
+            pos += len(pad) + length
         coins = list(cols.ids)
         checked = coins if self._checked is None else self._checked
         meta = DayMeta(

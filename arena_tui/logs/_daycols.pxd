@@ -60,12 +60,14 @@ cdef class DayColumns:
     cdef Py_ssize_t _book_slow(self, data, bytes raw, Py_ssize_t base, bint alone,
                                bytes levels) except -2
 
+    cdef Py_ssize_t _kept(self, Py_ssize_t at, Py_ssize_t length) except -2
+
     @cython.locals(px=Col, sz=Col, n=Col, mark=Py_ssize_t)
-    cdef bint _levels(self, pxs, szs, ns, time) except -1
+    cdef bint _levels(self, data, pxs, szs, ns) except -1
 
     cdef int _sides(self, Py_ssize_t bids, Py_ssize_t asks) except -1
 
-    @cython.locals(e8s=list, k=Py_ssize_t)
+    @cython.locals(e8s=list, k=Py_ssize_t, fit=bint)
     cdef Py_ssize_t _trades_of(self, list prints, t, bint alone) except -2
 
     cdef Py_ssize_t _ctx(self, str coin, ctx, bint alone) except -2

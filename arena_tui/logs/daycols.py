@@ -238,14 +238,10 @@ class DayColumns:
         if fast is None:  # any other form (or a line with arena too): the reference
             return self._book_slow(data, raw, base, alone, levels)
         pxs, szs, ns, bids = fast  # the form Hyperliquid sends: numbers cut from the bytes
-        if not self._levels(pxs, szs, ns, data.time):
-            self.failed.add(data.coin)
+        if not self._levels(data, pxs, szs, ns):
             return _NO_ROW
         self._sides(bids, len(ns) - bids)
-        self._b_lv.push(base + _found(raw, levels))  # the levels are a part of the line
-        self._b_lv.push(len(levels))
-        self._books += 1
-        return self._books - 1
+        return self._kept(base + _found(raw, levels), len(levels))  # (a part of the line)
 
     def _book_slow(self, data: BookData, raw: bytes, base: int, alone: bool, levels: bytes) -> int:
         """A book not in the fast form: the full decode judges it; kept whitespace-free."""
@@ -260,35 +256,42 @@ class DayColumns:
         except (msgspec.DecodeError, ValueError, OverflowError, Unfit):
             self.failed.add(data.coin)
             return _NO_ROW
-        if not self._levels(pxs, szs, ns, data.time):
-            self.failed.add(data.coin)
+        if not self._levels(data, pxs, szs, ns):
             return _NO_ROW
         self._sides(len(sides[0]), len(sides[1]))
         if _WHITESPACE.search(levels) is None:  # the levels are a part of the line: found
-            self._b_lv.push(base + _found(raw, levels))
-            self._b_lv.push(len(levels))
-        else:  # kept whitespace-free: the engine trusts a cached book's form
-            canonical = _LEVELS_OUT.encode(sides)
-            self._b_lv.push(-1 - len(self._alt))
-            self._b_lv.push(len(canonical))
-            self._alt += canonical
+            return self._kept(base + _found(raw, levels), len(levels))
+        # kept whitespace-free: the engine trusts a cached book's form
+        canonical = _LEVELS_OUT.encode(sides)
+        row = self._kept(-1 - len(self._alt), len(canonical))
+        self._alt += canonical
+        return row
+
+    def _kept(self, at: int, length: int) -> int:
+        """A kept book's levels' place (``at`` in the blob; ``-1 - offset`` in ``alt``) and
+        length; its row."""
+        self._b_lv.push(at)
+        self._b_lv.push(length)
         self._books += 1
         return self._books - 1
 
-    def _levels(self, pxs: Sequence[int], szs: Sequence[int], ns: Sequence[int], time: int) -> bool:
-        """A book's numbers and time at the end of their columns; False (none kept) when
-        one is past int64."""
+    def _levels(
+        self, data: BookData, pxs: Sequence[int], szs: Sequence[int], ns: Sequence[int]
+    ) -> bool:
+        """A book's numbers and time at the end of their columns; False (none kept, its
+        coin unchecked) when one is past int64."""
         px, sz, n = self._b_px, self._b_sz, self._b_n
         mark = px.n
         try:
             px.push_many(pxs)
             sz.push_many(szs)
             n.push_many(ns)
-            self._b_time.push(time)
+            self._b_time.push(data.time)
         except OverflowError:
             px.truncate(mark)  # (the three hold one value a level)
             sz.truncate(mark)
             n.truncate(mark)
+            self.failed.add(data.coin)
             return False
         return True
 
@@ -306,9 +309,10 @@ class DayColumns:
         for tr in prints:  # (an e8 past int64 too: its coin unchecked, the cache kept)
             try:
                 px, sz = parse_e8(tr.px), parse_e8(tr.sz)
+                fit = _fits(tr.time) and _fits(tr.tid) and _fits(px) and _fits(sz)
             except ValueError:
-                px = sz = _INT64
-            if not (_fits(tr.time) and _fits(tr.tid) and _fits(px) and _fits(sz)):
+                fit = False
+            if not fit:
                 self.failed.update(tr.coin for tr in prints)
                 return _NO_ROW
             e8s.append(px)
